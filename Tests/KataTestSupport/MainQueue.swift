@@ -1,0 +1,40 @@
+import Dispatch
+import Testing
+
+/// Questions about the main queue that have the same answer on Linux and on Darwin.
+///
+/// `Thread.isMainThread` cannot tell: under `swift test` on Linux, worker threads drain the
+/// main queue. A queue-specific value set on the main queue can.
+public enum MainQueue {
+    private static let key = DispatchSpecificKey<Bool>()
+    private static let marked: Bool = {
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return true
+    }()
+
+    /// Whether the calling code is running on the main queue.
+    public static var isCurrent: Bool {
+        _ = marked
+        return DispatchQueue.getSpecific(key: key) ?? false
+    }
+
+    /// Marks the main queue; call before any code under test may ask `isCurrent`.
+    public static func prepare() {
+        _ = marked
+    }
+
+    /// Suspends until the main queue has run everything enqueued before this call.
+    ///
+    /// - Returns: Whether it did so within the bound.
+    @discardableResult
+    public static func drain(
+        isolation: isolated (any Actor)? = #isolation,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async -> Bool {
+        let done = Protected(false)
+        DispatchQueue.main.async { done.withValue { $0 = true } }
+        return await waitUntil(
+            "the main queue to run the blocks enqueued on it", sourceLocation: sourceLocation
+        ) { done.value }
+    }
+}
