@@ -1,0 +1,56 @@
+import Foundation
+import Synchronization
+
+/// Adds up a fixed list of numbers on a queue's thread and formats the total for the screen.
+///
+/// Every property has a thread-safety strategy:
+/// - `numbers`, `run` and the probe are immutable: `init` sets them, nobody changes them.
+/// - The formatter is thread-confined: `main()` creates it and only its thread uses it.
+/// - `total` and `formattedTotal` are serially confined: `main()` writes them once, at the
+///   end, and they mean something only after `isFinished`; the lock makes even an early read
+///   safe from any thread (it sees `nil`).
+public final class AdderOperation: Operation, @unchecked Sendable {  // results are guarded by `result`; all else is immutable
+    /// The numbers to add up: the operation's own copy, taken when it was created.
+    public let numbers: [Int]
+    /// Which recalculation of the list this is, counting from 1.
+    public let run: Int
+
+    private let probe: @Sendable (SumEvent) -> Void
+    private let result = Mutex<(total: Int, formatted: String)?>(nil)  // written once, by main()
+
+    /// Creates an operation that adds up `numbers` for recalculation `run`.
+    public init(numbers: [Int], run: Int = 1, probe: @escaping @Sendable (SumEvent) -> Void = silentProbe) {
+        self.numbers = numbers
+        self.run = run
+        self.probe = probe
+        super.init()
+    }
+
+    /// The total, or `nil` until the operation has finished without being cancelled.
+    public var total: Int? {
+        result.withLock { $0?.total }
+    }
+
+    /// The total formatted for the screen, or `nil` until the operation has finished.
+    public var formattedTotal: String? {
+        result.withLock { $0?.formatted }
+    }
+
+    public override func main() {
+        var total = 0
+        var added = 0
+        for (index, number) in numbers.enumerated() {
+            if isCancelled { break }
+            probe(.willAdd(run: run, index: index))
+            total += number
+            added += 1
+        }
+        probe(.stopped(run: run, added: added))
+        guard added == numbers.count else { return }  // cancelled part-way: there is no total
+
+        let formatter = NumberFormatter()
+        formatter.numberStyle = .decimal
+        let formatted = formatter.string(from: total as NSNumber) ?? String(total)
+        result.withLock { $0 = (total, formatted) }
+    }
+}

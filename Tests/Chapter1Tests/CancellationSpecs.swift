@@ -1,0 +1,71 @@
+import Chapter1
+import Foundation
+import KataTestSupport
+import Testing
+
+extension Chapter1Specs {
+    @Suite("Work whose result nobody will use stops early")
+    struct CancellationSpecs {
+        // Hint: the owner holds on to the running operation. When the list changes again, it
+        // cancels that operation before starting a new one.
+        // Covers: C4, C7
+        @Test("a recalculation that a newer change supersedes stops before its end")
+        @MainActor
+        func supersededSumStops() async {
+            let driver = SumDriver()
+            defer { driver.releaseAll() }
+            let adder = ListAdder(numbers: [1, 2, 3], probe: driver.probe)
+
+            adder.add(4)  // run 1: four numbers
+            driver.pacer(1).allow(1)
+            await waitUntil("run 1 to reach its second number") { driver.pacer(1).arrivals == 2 }
+            adder.add(5)  // run 2 makes run 1 pointless
+            driver.releaseAll()
+
+            await waitUntil("run 1 to stop", hint: driver.events.timeline) { driver.numbersAdded(by: 1) != nil }
+            let added = driver.numbersAdded(by: 1) ?? 0
+            #expect(
+                added < 4,
+                """
+                Run 1 was superseded at its second number but still added all \(added) numbers. \
+                Its result will be thrown away, so it should have been cancelled and stopped.
+                Events: \(driver.events.timeline)
+                \(lesson.see("Cancel work nobody will use"))
+                """
+            )
+        }
+
+        // Hint: cancel() only sets a flag. The loop must check isCancelled before each number.
+        // Covers: C6, C50
+        @Test("a cancelled adder stops at the next number and reports no total")
+        func cancelledAdderStopsAtTheNextCheck() async {
+            let driver = SumDriver()
+            defer { driver.releaseAll() }
+            let adder = AdderOperation(numbers: [1, 2, 3, 4, 5], run: 1, probe: driver.probe)
+            let queue = OperationQueue()
+            queue.addOperation(adder)
+
+            driver.pacer(1).allow(2)
+            await waitUntil("the adder to reach its third number") { driver.pacer(1).arrivals == 3 }
+            adder.cancel()
+            driver.releaseAll()
+            await waitUntil("the cancelled adder to finish") { adder.isFinished }
+
+            let added = driver.numbersAdded(by: 1) ?? 0
+            #expect(
+                added <= 3,
+                """
+                The adder was cancelled at its third number but went on to add \(added) of 5.
+                \(lesson.see("Cancel work nobody will use"))
+                """
+            )
+            #expect(
+                adder.formattedTotal == nil,
+                """
+                A cancelled adder has no meaningful total, yet it reports “\(adder.formattedTotal ?? "")”.
+                \(lesson.see("Cancel work nobody will use"))
+                """
+            )
+        }
+    }
+}
