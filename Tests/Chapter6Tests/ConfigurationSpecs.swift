@@ -8,8 +8,10 @@ struct ConfigurationSpecs {
     // Set queuePriority and qualityOfService before addOperation: once the queue has the job,
     // a change may come too late, and platforms differ on whether it counts at all.
     // Covers: C48, C49
-    @Test("the press receives each job with its priority and quality of service already set",
-        arguments: Urgency.allCases)
+    @Test(
+        "the press receives each job with its priority and quality of service already set",
+        arguments: Urgency.allCases
+    )
     func configuredBeforeHandOff(_ urgency: Urgency) async {
         let press = WatchedPress()
         let shop = PrintShop(press: press)

@@ -54,9 +54,13 @@ struct DependencySpecs {
         let log = Recorder<String>()
 
         printShop.pause()
-        let pages = printShop.submit("print the pages", urgency: .bulk) { log.record("print the pages") }
+        let pages = printShop.submit("print the pages", urgency: .bulk) {
+            log.record("print the pages")
+        }
         bindery.pause()
-        bindery.submit("bind the book", urgency: .rush, after: [pages]) { log.record("bind the book") }
+        bindery.submit("bind the book", urgency: .rush, after: [pages]) {
+            log.record("bind the book")
+        }
         bindery.submit("sweep the bindery", urgency: .bulk) { log.record("sweep the bindery") }
         bindery.resume()
 

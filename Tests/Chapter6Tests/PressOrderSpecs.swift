@@ -51,7 +51,7 @@ struct PressOrderSpecs {
         "jobs that arrive while the press is busy print most urgent first, arrival order within an urgency",
         arguments: Urgency.allCases
     )
-    func busyPressPrintsByUrgency(twice urgency: Urgency) async {
+    func busyPressPrintsByUrgency(repeating urgency: Urgency) async {
         let shop = PrintShop()
         let printed = Recorder<String>()
         let jobOnThePress = HeldJob("job on the press", log: printed)

@@ -103,7 +103,7 @@ final class Delivery: Sendable {
 }
 
 /// A press queue that notes how each job was configured at the moment the shop handed it over.
-final class WatchedPress: OperationQueue, @unchecked Sendable {  // adds only a Recorder, which locks itself
+final class WatchedPress: OperationQueue, @unchecked Sendable {  // adds only a locked Recorder
     /// What the press saw when a job arrived.
     struct HandOff: Sendable {
         let title: String
