@@ -26,7 +26,7 @@ struct UrgencyMappingSpecs {
     // Swift has no threadPriority on Linux; quality of service takes its place. Name the case
     // (.userInitiated, .utility, .background): raw values differ between platforms.
     // Covers: C49
-    @Test("a more urgent job runs at a higher quality of service", arguments: Urgency.allCases)
+    @Test("a more urgent job never runs at a lower quality of service", arguments: Urgency.allCases)
     func qualityOfService(of urgency: Urgency) {
         let expected = expectedQuality(urgency)
         #expect(
