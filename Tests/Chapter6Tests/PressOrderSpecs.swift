@@ -1,0 +1,84 @@
+import Chapter6
+import Foundation
+import KataTestSupport
+import Testing
+
+@Suite("A one-at-a-time press prints the most urgent ready job first, not the oldest")
+struct PressOrderSpecs {
+    static let batches: [Arrivals] = [
+        Arrivals([.bulk, .standard, .express, .rush]),
+        Arrivals([.standard, .bulk, .rush, .express]),
+        Arrivals([.bulk, .rush, .bulk, .rush]),
+        Arrivals([.express, .standard, .standard, .rush, .express]),
+    ]
+
+    // A width-1 queue is not first-in-first-out: when the press is free it starts the ready job
+    // with the highest queuePriority, and keeps arrival order only among equal priorities.
+    // Covers: C43, C47
+    @Test(
+        "jobs waiting on a paused press print most urgent first once it resumes",
+        arguments: batches
+    )
+    func pausedPressPrintsByUrgency(_ arrivals: Arrivals) async {
+        let shop = PrintShop()
+        let printed = Recorder<String>()
+        shop.pause()
+        for job in arrivals.jobs {
+            shop.submit(job.title, urgency: job.urgency) { printed.record(job.title) }
+        }
+        shop.resume()
+
+        let all = arrivals.jobs.count
+        await waitUntil(
+            "all \(all) jobs to print after the press resumed",
+            hint: lesson.see("A one-at-a-time queue is not first-in-first-out")
+        ) { printed.count == all }
+        #expect(
+            printed.all == arrivals.printOrder,
+            """
+            Jobs arrived as \(arrivals.testDescription); the press printed \(printed.timeline). \
+            A press that orders by priority prints \(arrivals.printOrder.joined(separator: " → ")): \
+            a queue limited to one job at a time still starts the most urgent ready job first.
+            \(lesson.see("A one-at-a-time queue is not first-in-first-out"))
+            """
+        )
+    }
+
+    // Jobs that arrive while the press is busy wait; when it frees up, the queue picks the most
+    // urgent of them, whatever their order of arrival.
+    // Covers: C43, C47
+    @Test(
+        "jobs that arrive while the press is busy print most urgent first, arrival order within an urgency",
+        arguments: Urgency.allCases
+    )
+    func busyPressPrintsByUrgency(repeating urgency: Urgency) async {
+        let shop = PrintShop()
+        let printed = Recorder<String>()
+        let jobOnThePress = HeldJob("job on the press", log: printed)
+        shop.press.addOperation(jobOnThePress)
+        await waitUntil("the first job to start printing") { printed.contains("job on the press") }
+
+        // Least urgent first, then a second job at the argument's urgency.
+        let arrivals = Arrivals(mostUrgentFirst.reversed() + [urgency])
+        for job in arrivals.jobs {
+            shop.submit(job.title, urgency: job.urgency) { printed.record(job.title) }
+        }
+        jobOnThePress.finish()
+
+        let all = arrivals.jobs.count + 1
+        await waitUntil(
+            "all \(all) jobs to print after the first one finished",
+            hint: lesson.see("A one-at-a-time queue is not first-in-first-out")
+        ) { printed.count == all }
+        let expected = ["job on the press"] + arrivals.printOrder
+        #expect(
+            printed.all == expected,
+            """
+            While one job printed, \(arrivals.testDescription) arrived; the press then printed \
+            \(printed.timeline). Expected \(expected.joined(separator: " → ")): the queue picks \
+            the most urgent waiting job each time the press frees up, not the oldest.
+            \(lesson.see("A one-at-a-time queue is not first-in-first-out"))
+            """
+        )
+    }
+}

@@ -1,0 +1,45 @@
+import Chapter6
+import Foundation
+import KataTestSupport
+import Testing
+
+@Suite("Readiness comes before priority")
+struct ReadinessSpecs {
+    // Priority only ranks jobs that are ready. A rush job that waits for its paper is not ready,
+    // so the press prints a ready bulk job meanwhile. Pass `after:` on as a dependency.
+    // Covers: C44, C46
+    @Test("a ready bulk job prints before a rush job still waiting for its paper")
+    func readyLowPriorityJobGoesFirst() async {
+        let shop = PrintShop()
+        let log = Recorder<String>()
+        let paper = Delivery("paper arrived", into: log)
+
+        shop.pause()
+        shop.submit("rush posters", urgency: .rush, after: [paper.operation]) {
+            log.record("rush posters")
+        }
+        shop.submit("bulk flyers", urgency: .bulk) { log.record("bulk flyers") }
+        shop.resume()
+
+        await waitUntil(
+            "the ready bulk flyers to print while the rush posters waited for paper",
+            hint: lesson.see("Readiness first, then priority")
+        ) { log.contains("bulk flyers") }
+        paper.arrive()
+        await waitUntil(
+            "the rush posters to print once the paper arrived",
+            hint: lesson.see("Readiness first, then priority")
+        ) { log.contains("rush posters") }
+
+        let expected = ["bulk flyers", "paper arrived", "rush posters"]
+        #expect(
+            log.all == expected,
+            """
+            Expected \(expected.joined(separator: " → ")), but the shop did \(log.timeline). \
+            A job that waits for a prerequisite is not ready, and a queue only ranks ready jobs: \
+            the ready bulk job prints first, the rush job after its paper arrives.
+            \(lesson.see("Readiness first, then priority"))
+            """
+        )
+    }
+}

@@ -1,0 +1,178 @@
+import Chapter6
+import Foundation
+import KataTestSupport
+import Testing
+
+/// Where this chapter's failure messages point.
+let lesson = Lesson(chapter: 6)
+
+/// The urgencies from most to least urgent, as the lesson ranks them.
+let mostUrgentFirst: [Urgency] = [.rush, .express, .standard, .bulk]
+
+/// The queue priority the lesson's table gives each urgency.
+func expectedPriority(_ urgency: Urgency) -> Operation.QueuePriority {
+    switch urgency {
+    case .rush: .veryHigh
+    case .express: .high
+    case .standard: .normal
+    case .bulk: .veryLow
+    }
+}
+
+/// The quality of service the lesson's table gives each urgency.
+func expectedQuality(_ urgency: Urgency) -> QualityOfService {
+    switch urgency {
+    case .rush, .express: .userInitiated
+    case .standard: .utility
+    case .bulk: .background
+    }
+}
+
+/// A queue priority spelled as in code, the same on every platform.
+func spelled(_ priority: Operation.QueuePriority) -> String {
+    switch priority {
+    case .veryHigh: ".veryHigh"
+    case .high: ".high"
+    case .normal: ".normal"
+    case .low: ".low"
+    case .veryLow: ".veryLow"
+    @unknown default: "an unknown priority"
+    }
+}
+
+/// A quality of service spelled as in code; raw values differ between platforms, names do not.
+func spelled(_ quality: QualityOfService) -> String {
+    switch quality {
+    case .userInteractive: ".userInteractive"
+    case .userInitiated: ".userInitiated"
+    case .utility: ".utility"
+    case .background: ".background"
+    case .default: ".default"
+    @unknown default: "an unknown quality of service"
+    }
+}
+
+/// A job a spec submits: its title and its urgency.
+struct Job: Sendable {
+    let title: String
+    let urgency: Urgency
+}
+
+/// A batch of jobs in the order they reach the press.
+struct Arrivals: Sendable, CustomTestStringConvertible {
+    let jobs: [Job]
+
+    /// Creates a batch whose titles number each urgency's jobs in arrival order (`bulk 1`, `bulk 2`).
+    init(_ urgencies: [Urgency]) {
+        var seen: [String: Int] = [:]
+        jobs = urgencies.map { urgency in
+            let count = seen["\(urgency)", default: 0] + 1
+            seen["\(urgency)"] = count
+            return Job(title: "\(urgency) \(count)", urgency: urgency)
+        }
+    }
+
+    /// The titles in the order a priority-ordered press prints them: most urgent first,
+    /// arrival order within an urgency.
+    var printOrder: [String] {
+        mostUrgentFirst.flatMap { urgency in jobs.filter { $0.urgency == urgency }.map(\.title) }
+    }
+
+    var testDescription: String {
+        jobs.map(\.title).joined(separator: ", ")
+    }
+}
+
+/// An outside supply (paper, ink) a job can wait for: an operation the spec finishes when it chooses.
+final class Delivery: Sendable {
+    /// The operation jobs name as their prerequisite.
+    let operation: BlockOperation
+    private let queue = OperationQueue()
+
+    /// Creates a delivery that records `event` when it arrives, and holds it back until `arrive()`.
+    init(_ event: String, into log: Recorder<String>) {
+        operation = BlockOperation { log.record(event) }
+        queue.isSuspended = true
+        queue.addOperation(operation)
+    }
+
+    /// Lets the delivery arrive.
+    func arrive() {
+        queue.isSuspended = false
+    }
+}
+
+/// A press queue that notes how each job was configured at the moment the shop handed it over.
+final class WatchedPress: OperationQueue, @unchecked Sendable {  // adds only a locked Recorder
+    /// What the press saw when a job arrived.
+    struct HandOff: Sendable {
+        let title: String
+        let priority: String
+        let quality: String
+    }
+
+    /// Every hand-off, in the order they happened.
+    let handOffs = Recorder<HandOff>()
+
+    override func addOperation(_ op: Operation) {
+        note(op)
+        super.addOperation(op)
+    }
+
+    override func addOperations(_ ops: [Operation], waitUntilFinished wait: Bool) {
+        ops.forEach(note)
+        super.addOperations(ops, waitUntilFinished: wait)
+    }
+
+    /// The first hand-off of the job called `title`, if the press ever received it.
+    func firstHandOff(of title: String) -> HandOff? {
+        handOffs.all.first { $0.title == title }
+    }
+
+    private func note(_ op: Operation) {
+        handOffs.record(
+            HandOff(
+                title: op.name ?? "(unnamed)",
+                priority: spelled(op.queuePriority),
+                quality: spelled(op.qualityOfService)
+            )
+        )
+    }
+}
+
+/// A job that occupies the press without holding a thread, until the spec lets it finish.
+///
+/// It is an asynchronous operation, so a spec can keep the press busy for as long as it likes
+/// without starving the thread pool that every other spec needs.
+final class HeldJob: Operation, @unchecked Sendable {  // `state` is only touched under `lock`
+    private let lock = NSLock()
+    private var state = (executing: false, finished: false)  // protected by lock
+    private let log: Recorder<String>
+
+    /// Creates a job that records `name` in `log` when the press starts it.
+    init(_ name: String, log: Recorder<String>) {
+        self.log = log
+        super.init()
+        self.name = name
+    }
+
+    override var isAsynchronous: Bool { true }
+    override var isExecuting: Bool { lock.withLock { state.executing } }
+    override var isFinished: Bool { lock.withLock { state.finished } }
+
+    override func start() {
+        willChangeValue(forKey: "isExecuting")
+        lock.withLock { state.executing = true }
+        didChangeValue(forKey: "isExecuting")
+        log.record(name ?? "held job")
+    }
+
+    /// Lets the job finish, which frees the press.
+    func finish() {
+        willChangeValue(forKey: "isExecuting")
+        willChangeValue(forKey: "isFinished")
+        lock.withLock { state = (executing: false, finished: true) }
+        didChangeValue(forKey: "isFinished")
+        didChangeValue(forKey: "isExecuting")
+    }
+}

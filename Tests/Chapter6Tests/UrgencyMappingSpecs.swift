@@ -1,0 +1,42 @@
+import Chapter6
+import Foundation
+import KataTestSupport
+import Testing
+
+@Suite("Each urgency maps onto a queue priority and a quality of service")
+struct UrgencyMappingSpecs {
+    // The press picks among ready jobs by queuePriority, so the urgencies need distinct,
+    // descending priorities: fill in Urgency.queuePriority from the lesson's table.
+    // Covers: C43
+    @Test("a more urgent job gets a higher queue priority", arguments: Urgency.allCases)
+    func queuePriority(of urgency: Urgency) {
+        let expected = expectedPriority(urgency)
+        #expect(
+            urgency.queuePriority == expected,
+            """
+            Urgency.\(urgency) maps onto queue priority \(spelled(urgency.queuePriority)); \
+            the table gives it \(spelled(expected)). A one-at-a-time press is not first in, \
+            first out: among ready jobs it starts the one with the highest queue priority, \
+            so each urgency needs its own rank.
+            \(lesson.see("A one-at-a-time queue is not first-in-first-out"))
+            """
+        )
+    }
+
+    // Swift has no threadPriority on Linux; quality of service takes its place. Name the case
+    // (.userInitiated, .utility, .background): raw values differ between platforms.
+    // Covers: C49
+    @Test("a more urgent job never runs at a lower quality of service", arguments: Urgency.allCases)
+    func qualityOfService(of urgency: Urgency) {
+        let expected = expectedQuality(urgency)
+        #expect(
+            urgency.qualityOfService == expected,
+            """
+            Urgency.\(urgency) maps onto quality of service \(spelled(urgency.qualityOfService)); \
+            the table gives it \(spelled(expected)). The guide's thread priority is quality of \
+            service in Swift, and it is the only portable way to say how hard a job's thread works.
+            \(lesson.see("Quality of service, not thread priority"))
+            """
+        )
+    }
+}
