@@ -106,6 +106,13 @@ struct CancelledOperationsFinish {
         else { return }
         trace.record(.finishedSeen)
         #expect(
+            trace.recorded(.finishedSeen, before: .workResumed),
+            """
+            The greeting finished only after its work went on; cancel() itself must finish a running \
+            asynchronous operation. \(trace.lifecycle(missing: "…"))
+            \(lesson.see("Finish once, on every path"))
+            """)
+        #expect(
             !greeting.isExecuting,
             "A cancelled, finished greeting still reports isExecuting true. \(lesson.see("Finish once, on every path"))")
         await waitUntil(

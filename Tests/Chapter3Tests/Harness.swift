@@ -103,7 +103,7 @@ final class TracedGreeting: GreetingOperation, @unchecked Sendable {  // every s
         super.init(person: "Ada", queue: work.queue) {
             if !work.isCurrent { trace.record(.workOffItsQueue) }
             trace.record(.workPaused)
-            gate.wait()
+            gate.wait(timeout: Bound.standard * 2)  // outlasts every wait in the spec; opened when it ends
             trace.record(.workResumed)
         }
     }
