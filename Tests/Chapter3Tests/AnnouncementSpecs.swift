@@ -24,9 +24,12 @@ struct FinishingIsAnnounced {
 
         queue.enqueue([greeting, dependent])
         guard await releaseAfterStartReturned(trace, gate, see: "The steps") else { return }
-        if await waitUntil("isFinished to turn true", hint: lesson.see("Finish once, on every path"), {
-            greeting.isFinished
-        }) {
+        if await waitUntil(
+            "isFinished to turn true", hint: lesson.see("Finish once, on every path"),
+            {
+                greeting.isFinished
+            })
+        {
             trace.record(.finishedSeen)
         }
         await waitUntil(
@@ -66,9 +69,12 @@ struct FinishingIsAnnounced {
 
         queue.addOperation(greeting)
         guard await releaseAfterStartReturned(trace, gate, see: "The steps") else { return }
-        if await waitUntil("isFinished to turn true", hint: lesson.see("Finish once, on every path"), {
-            greeting.isFinished
-        }) {
+        if await waitUntil(
+            "isFinished to turn true", hint: lesson.see("Finish once, on every path"),
+            {
+                greeting.isFinished
+            })
+        {
             trace.record(.finishedSeen)
         }
         await waitUntil(
@@ -92,9 +98,12 @@ struct FinishingIsAnnounced {
 
         queue.enqueue([greeting, next])
         guard await releaseAfterStartReturned(trace, gate, see: "The steps") else { return }
-        if await waitUntil("isFinished to turn true", hint: lesson.see("Finish once, on every path"), {
-            greeting.isFinished
-        }) {
+        if await waitUntil(
+            "isFinished to turn true", hint: lesson.see("Finish once, on every path"),
+            {
+                greeting.isFinished
+            })
+        {
             trace.record(.finishedSeen)
         }
         guard
@@ -102,8 +111,7 @@ struct FinishingIsAnnounced {
                 "the next operation on the one-at-a-time queue to run",
                 hint: trace.lifecycle(missing: "next operation never ran") + "\n"
                     + "The greeting still holds the queue's only slot.\n"
-                    + lesson.see("Announce every change, after the flag flips")
-            , { trace.contains(.nextRan) })
+                    + lesson.see("Announce every change, after the flag flips"), { trace.contains(.nextRan) })
         else { return }
         #expect(
             trace.recorded(.gateOpened, before: .nextRan),

@@ -19,8 +19,9 @@ struct CancelledOperationsFinish {
     // start() must check isCancelled first: a cancelled greeting finishes at once, runs no work,
     // and still announces isFinished so that its dependents are released.
     // Covers: C21, C24, C25
-    @Test("cancelled before start: it finishes without running the work and releases its dependents",
-          arguments: StartedBy.allCases)
+    @Test(
+        "cancelled before start: it finishes without running the work and releases its dependents",
+        arguments: StartedBy.allCases)
     func cancelledBeforeStart(startedBy: StartedBy) async {
         let trace = Recorder<Moment>()
         let gate = Gate("the greeting's pause")
@@ -90,8 +91,7 @@ struct CancelledOperationsFinish {
             await waitUntil(
                 "start() to return and the work to pause at the gate",
                 hint: trace.lifecycle(missing: "start never returned or the work never began") + "\n"
-                    + lesson.see("The steps")
-            , { trace.contains(.startReturned) && trace.contains(.workPaused) })
+                    + lesson.see("The steps"), { trace.contains(.startReturned) && trace.contains(.workPaused) })
         else { return }
         trace.record(.cancelCalled)
         greeting.cancel()
@@ -101,8 +101,7 @@ struct CancelledOperationsFinish {
                 "the cancelled greeting to finish while its work is still paused",
                 hint: trace.lifecycle(missing: "isFinished never turned true") + "\n"
                     + "cancel() must finish an executing asynchronous operation itself.\n"
-                    + lesson.see("Finish once, on every path")
-            , { greeting.isFinished })
+                    + lesson.see("Finish once, on every path"), { greeting.isFinished })
         else { return }
         trace.record(.finishedSeen)
         #expect(
@@ -114,7 +113,8 @@ struct CancelledOperationsFinish {
             """)
         #expect(
             !greeting.isExecuting,
-            "A cancelled, finished greeting still reports isExecuting true. \(lesson.see("Finish once, on every path"))")
+            "A cancelled, finished greeting still reports isExecuting true. \(lesson.see("Finish once, on every path"))"
+        )
         await waitUntil(
             "the sentinel that depends on the cancelled greeting to run",
             hint: trace.lifecycle(missing: "sentinel never ran") + "\n"
@@ -153,8 +153,7 @@ struct CancelledOperationsFinish {
             await waitUntil(
                 "start() to return and the work to pause at the gate",
                 hint: trace.lifecycle(missing: "start never returned or the work never began") + "\n"
-                    + lesson.see("The steps")
-            , { trace.contains(.startReturned) && trace.contains(.workPaused) })
+                    + lesson.see("The steps"), { trace.contains(.startReturned) && trace.contains(.workPaused) })
         else { return }
         trace.record(.cancelCalled)
         greeting.cancel()
@@ -162,8 +161,8 @@ struct CancelledOperationsFinish {
             await waitUntil(
                 "the cancelled greeting to finish and its completion block to run",
                 hint: trace.lifecycle(missing: "it never finished, or the completion block never ran") + "\n"
-                    + lesson.see("Finish once, on every path")
-            , { greeting.isFinished && trace.contains(.completionRan) && trace.contains(.sentinelRan) })
+                    + lesson.see("Finish once, on every path"),
+                { greeting.isFinished && trace.contains(.completionRan) && trace.contains(.sentinelRan) })
         else { return }
         trace.record(.finishedSeen)
         readBacksOnWorkQueue.withValue { $0 = 0 }
@@ -175,8 +174,8 @@ struct CancelledOperationsFinish {
         guard
             await waitUntil(
                 "the greeting's work to end after the gate opened",
-                hint: trace.lifecycle(missing: "work never ended") + "\n" + lesson.see("Finish once, on every path")
-            , { trace.contains(.workQueueDrained) })
+                hint: trace.lifecycle(missing: "work never ended") + "\n" + lesson.see("Finish once, on every path"),
+                { trace.contains(.workQueueDrained) })
         else { return }
 
         #if canImport(Darwin)
@@ -200,7 +199,8 @@ struct CancelledOperationsFinish {
         #endif
         #expect(
             completions.value == 1,
-            "The completion block ran \(completions.value) times; expected once. \(lesson.see("Finish once, on every path"))")
+            "The completion block ran \(completions.value) times; expected once. \(lesson.see("Finish once, on every path"))"
+        )
         #expect(
             greeting.isFinished && !greeting.isExecuting && greeting.greeting == nil,
             """

@@ -45,7 +45,7 @@ enum Moment: Equatable, Sendable, CustomStringConvertible {
         case .workQueueDrained: "work queue drained"
         case .announcing: "isFinished announced (finishing thread paused)"
         case .announcementReleased: "announcement allowed to go on"
-        case let .readerReturned(executing, finished):
+        case .readerReturned(let executing, let finished):
             "reader on another thread read isExecuting \(executing), isFinished \(finished)"
         }
     }
@@ -176,47 +176,47 @@ func happens(
 }
 
 #if canImport(Darwin)
-/// Records the will/did change notifications an operation sends; Darwin lets a spec observe them.
-final class Announcements: NSObject, @unchecked Sendable {  // `log` is thread-safe; `observed` is immutable
-    let log = Recorder<String>()
-    private let observed: Operation
-    private static let keys = ["isExecuting", "isFinished"]
+    /// Records the will/did change notifications an operation sends; Darwin lets a spec observe them.
+    final class Announcements: NSObject, @unchecked Sendable {  // `log` is thread-safe; `observed` is immutable
+        let log = Recorder<String>()
+        private let observed: Operation
+        private static let keys = ["isExecuting", "isFinished"]
 
-    init(of operation: Operation) {
-        observed = operation
-        super.init()
-        for key in Self.keys {
-            operation.addObserver(self, forKeyPath: key, options: [.prior, .new], context: nil)
+        init(of operation: Operation) {
+            observed = operation
+            super.init()
+            for key in Self.keys {
+                operation.addObserver(self, forKeyPath: key, options: [.prior, .new], context: nil)
+            }
+        }
+
+        /// Stops observing; call before the spec ends.
+        func stop() {
+            for key in Self.keys {
+                observed.removeObserver(self, forKeyPath: key)
+            }
+        }
+
+        /// How many "did change" notifications were sent for `key`.
+        func didChanges(of key: String) -> Int {
+            log.all.filter { $0.hasPrefix("did \(key) ") }.count
+        }
+
+        override func observeValue(
+            forKeyPath keyPath: String?,
+            of object: Any?,
+            change: [NSKeyValueChangeKey: Any]?,
+            context: UnsafeMutableRawPointer?
+        ) {
+            let key = keyPath ?? "?"
+            if (change?[.notificationIsPriorKey] as? Bool) == true {
+                log.record("will \(key)")
+            } else {
+                let value = (change?[.newKey] as? Bool).map { "\($0)" } ?? "?"
+                log.record("did \(key) \(value)")
+            }
         }
     }
-
-    /// Stops observing; call before the spec ends.
-    func stop() {
-        for key in Self.keys {
-            observed.removeObserver(self, forKeyPath: key)
-        }
-    }
-
-    /// How many "did change" notifications were sent for `key`.
-    func didChanges(of key: String) -> Int {
-        log.all.filter { $0.hasPrefix("did \(key) ") }.count
-    }
-
-    override func observeValue(
-        forKeyPath keyPath: String?,
-        of object: Any?,
-        change: [NSKeyValueChangeKey: Any]?,
-        context: UnsafeMutableRawPointer?
-    ) {
-        let key = keyPath ?? "?"
-        if (change?[.notificationIsPriorKey] as? Bool) == true {
-            log.record("will \(key)")
-        } else {
-            let value = (change?[.newKey] as? Bool).map { "\($0)" } ?? "?"
-            log.record("did \(key) \(value)")
-        }
-    }
-}
 #endif
 
 extension OperationQueue {

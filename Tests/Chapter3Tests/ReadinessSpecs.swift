@@ -25,9 +25,11 @@ struct ReadinessFollowsDependencies {
         let probe = BlockOperation { trace.record(.laterOperationRan) }
         queue.addOperation(probe)
         guard
-            await waitUntil("an operation added after the greeting to run", hint: lesson.see("Leave isReady alone"), {
-                trace.contains(.laterOperationRan)
-            })
+            await waitUntil(
+                "an operation added after the greeting to run", hint: lesson.see("Leave isReady alone"),
+                {
+                    trace.contains(.laterOperationRan)
+                })
         else { return }
         #expect(
             !greeting.isReady,
@@ -38,7 +40,8 @@ struct ReadinessFollowsDependencies {
             """)
         #expect(
             !greeting.isExecuting && !greeting.isFinished,
-            "The greeting already started although its dependency is still running. \(lesson.see("Leave isReady alone"))")
+            "The greeting already started although its dependency is still running. \(lesson.see("Leave isReady alone"))"
+        )
 
         trace.record(.dependencyReleased)
         dependency.start()

@@ -29,8 +29,7 @@ struct StartReturnsEarly {
                 "start() to return while the work waits at the gate",
                 hint: trace.lifecycle(missing: "start never returned") + "\n"
                     + "start() must launch the work on the greeting's queue and return at once.\n"
-                    + lesson.see("The steps")
-            , { trace.contains(.startReturned) })
+                    + lesson.see("The steps"), { trace.contains(.startReturned) })
         else { return }
         await waitUntil(
             "the work to begin on the greeting's queue",
@@ -57,8 +56,7 @@ struct StartReturnsEarly {
             await waitUntil(
                 "isFinished to turn true after the work ended",
                 hint: trace.lifecycle(missing: "isFinished never turned true") + "\n"
-                    + lesson.see("Finish once, on every path")
-            , { greeting.isFinished })
+                    + lesson.see("Finish once, on every path"), { greeting.isFinished })
         else { return }
         trace.record(.finishedSeen)
 

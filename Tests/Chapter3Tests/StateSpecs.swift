@@ -35,8 +35,7 @@ struct StateIsOneCriticalSection {
             await waitUntil(
                 "start() to return and the work to pause at the gate",
                 hint: trace.lifecycle(missing: "start never returned or the work never began") + "\n"
-                    + lesson.see("The steps")
-            , { trace.contains(.startReturned) && trace.contains(.workPaused) })
+                    + lesson.see("The steps"), { trace.contains(.startReturned) && trace.contains(.workPaused) })
         else { return }
 
         defer { stop.withValue { $0 = true } }
@@ -104,7 +103,11 @@ struct StateIsOneCriticalSection {
         let paused = Protected(false)
         let greeting = TracedGreeting(trace: trace, gate: gate) { finished in
             // The work queue reads isFinished back while announcing it: hold the announcing thread there.
-            guard finished, paused.withValue({ wasPaused in defer { wasPaused = true }; return !wasPaused })
+            guard finished,
+                paused.withValue({ wasPaused in
+                    defer { wasPaused = true }
+                    return !wasPaused
+                })
             else { return }
             trace.record(.announcing)
             announcementGate.wait()
@@ -121,8 +124,7 @@ struct StateIsOneCriticalSection {
             await waitUntil(
                 "the greeting to announce isFinished with the flag already true",
                 hint: trace.lifecycle(missing: "isFinished never announced after the flag flipped") + "\n"
-                    + lesson.see("Announce every change, after the flag flips")
-            , { trace.contains(.announcing) })
+                    + lesson.see("Announce every change, after the flag flips"), { trace.contains(.announcing) })
         else { return }
 
         Thread.detachNewThread {
@@ -145,9 +147,11 @@ struct StateIsOneCriticalSection {
         trace.record(.announcementReleased)
         announcementGate.open()
         guard
-            await waitUntil("the reader to return once the announcement was over", {
-                trace.contains(where: readerReturned)
-            })
+            await waitUntil(
+                "the reader to return once the announcement was over",
+                {
+                    trace.contains(where: readerReturned)
+                })
         else { return }
         #expect(
             trace.contains(.readerReturned(executing: false, finished: true)),
