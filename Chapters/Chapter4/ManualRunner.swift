@@ -4,7 +4,8 @@ import Foundation
 ///
 /// It checks readiness and cancellation before starting, keeps a waiting operation on a timer
 /// until it is ready, and lets the caller wait for an operation it started.
-public final class ManualRunner: @unchecked Sendable {  // we only ever call it from one place, so no lock
+// Sendable because we only ever call it from one place, so it needs no lock.
+public final class ManualRunner: @unchecked Sendable {
     private let retryInterval: Duration
     private var executing = false
     private var finished = false
@@ -50,7 +51,8 @@ public final class ManualRunner: @unchecked Sendable {  // we only ever call it 
     public func run(_ operation: Operation) {
         if perform(operation) { return }
         waiting += 1
-        let seconds = Double(retryInterval.components.seconds)
+        let seconds =
+            Double(retryInterval.components.seconds)
             + Double(retryInterval.components.attoseconds) / 1e18
         _ = Timer.scheduledTimer(withTimeInterval: seconds, repeats: true) { [self] timer in
             if perform(operation) {

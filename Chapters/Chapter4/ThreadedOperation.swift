@@ -4,7 +4,7 @@ import Foundation
 ///
 /// This file is provided ready to use: it is the same in the starter and in the reference. It is
 /// the kind of operation the runner starts from the calling thread without waiting for it.
-public final class ThreadedOperation: Operation, @unchecked Sendable {  // `state` is only touched under `lock`
+public final class ThreadedOperation: Operation, @unchecked Sendable {  // `state` is under `lock`
     private let work: @Sendable () -> Void
     private let lock = NSLock()
     private var state = (executing: false, finished: false)  // protected by lock

@@ -5,7 +5,7 @@ import KataTestSupport
 let lesson = Lesson(chapter: 4)
 
 /// A non-concurrent operation that counts how often it is started and run, and on which thread.
-final class ProbeOperation: Operation, @unchecked Sendable {  // all its state lives in Protected boxes
+final class ProbeOperation: Operation, @unchecked Sendable {  // its state lives in Protected boxes
     private let work: @Sendable () -> Void
     private let onStart: @Sendable (Int) -> Void
     private let starts = Protected(0)
@@ -13,7 +13,10 @@ final class ProbeOperation: Operation, @unchecked Sendable {  // all its state l
     private let workThread = Protected<ObjectIdentifier?>(nil)
 
     /// Creates a probe that runs `work` in `main` and calls `onStart` with the count of each start.
-    init(onStart: @escaping @Sendable (Int) -> Void = { _ in }, work: @escaping @Sendable () -> Void = {}) {
+    init(
+        onStart: @escaping @Sendable (Int) -> Void = { _ in },
+        work: @escaping @Sendable () -> Void = {}
+    ) {
         self.onStart = onStart
         self.work = work
     }

@@ -42,7 +42,8 @@ struct RetryingTests {
         guard started else { return }
         await waitUntil(
             "the runner to stop retrying once the operation had started",
-            hint: "waitingCount stayed \(runner.waitingCount). \(lesson.see("Retrying with a timer"))"
+            hint:
+                "waitingCount stayed \(runner.waitingCount). \(lesson.see("Retrying with a timer"))"
         ) { runner.waitingCount == 0 }
         #expect(
             operation.startCount == 1 && operation.runCount == 1,
@@ -115,7 +116,8 @@ struct RetryingTests {
         }
         let settled = await waitUntil(
             "the runner to run the operation and stop retrying it",
-            hint: "waitingCount stayed \(runner.waitingCount). \(lesson.see("Retrying with a timer"))"
+            hint:
+                "waitingCount stayed \(runner.waitingCount). \(lesson.see("Retrying with a timer"))"
         ) { operation.isFinished && runner.waitingCount == 0 }
         guard settled else { return }
         #expect(

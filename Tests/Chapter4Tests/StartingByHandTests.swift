@@ -105,7 +105,9 @@ struct StartingByHandTests {
     // Listing 2-8 marks the runner finished instead of the operation. Only the operation's own
     // start() can move it to finished: call start() on a cancelled operation; it skips the work.
     // Covers: C29, C32
-    @Test("a cancelled operation is moved to finished without running its work", arguments: CancelledKind.allCases)
+    @Test(
+        "a cancelled operation is moved to finished without running its work",
+        arguments: CancelledKind.allCases)
     func cancelledIsFinished(kind: CancelledKind) async {
         let runner = ManualRunner()
         let workRan = Protected(false)

@@ -19,7 +19,9 @@ public enum CPUTime {
     }
 
     /// Runs `body` on the calling thread and reports the processor and wall-clock time it took.
-    public static func measure(_ body: () throws -> Void) rethrows -> (cpu: Duration, wall: Duration) {
+    public static func measure(_ body: () throws -> Void) rethrows -> (
+        cpu: Duration, wall: Duration
+    ) {
         let clock = ContinuousClock()
         let cpuBefore = currentThread
         let wallBefore = clock.now
