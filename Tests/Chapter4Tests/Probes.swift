@@ -5,6 +5,9 @@ import KataTestSupport
 let lesson = Lesson(chapter: 4)
 
 /// A non-concurrent operation that counts how often it is started and run, and on which thread.
+///
+/// Started while it is not ready, it does nothing instead of trapping: the exit tests show the
+/// trap, and the other specs can then report the mistake and go on.
 final class ProbeOperation: Operation, @unchecked Sendable {  // its state lives in Protected boxes
     private let work: @Sendable () -> Void
     private let onStart: @Sendable (Int) -> Void
@@ -36,6 +39,8 @@ final class ProbeOperation: Operation, @unchecked Sendable {  // its state lives
             return count
         }
         onStart(count)
+        // Foundation would stop the whole test process here; refuse, so that the spec reports it.
+        if !isReady && !isCancelled { return }
         super.start()
     }
 

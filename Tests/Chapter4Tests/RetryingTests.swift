@@ -12,13 +12,13 @@ struct RetryingTests {
     // without a run loop (a DispatchSourceTimer or asyncAfter; a Timer needs a running run loop).
     // Covers: C27, C31
     @Test("a waiting operation starts once, after its dependency finishes, and retrying stops")
-    func startsWhenReady() async {
+    func startsWhenReady() async throws {
         let runner = ManualRunner(retryInterval: Self.interval)
         let dependency = BlockOperation {}
         let operation = ProbeOperation()
         operation.addDependency(dependency)
         runner.run(operation)
-        #expect(
+        try #require(
             operation.startCount == 0,
             """
             run(_:) started an operation whose dependency had not finished; start() on an \
