@@ -1,6 +1,6 @@
 import Foundation
 
-/// A starter of operations by hand, following the manual-execution listing of the guide.
+/// A runner that starts operations by hand, following the guide's manual-execution listing.
 ///
 /// It checks readiness and cancellation before starting, keeps a waiting operation on a timer
 /// until it is ready, and lets the caller wait for an operation it started.

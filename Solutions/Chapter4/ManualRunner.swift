@@ -1,6 +1,6 @@
 import Foundation
 
-/// A starter of operations by hand that checks, before every `start()`, that starting is allowed.
+/// A runner that starts operations by hand, checking before every `start()` that it is allowed.
 ///
 /// It never starts an operation that is not ready, already started, finished or owned by a
 /// queue; it finishes a cancelled one by starting it; it retries a waiting one on a timer; and it
@@ -11,12 +11,15 @@ public final class ManualRunner: @unchecked Sendable {  // `books` is only touch
     private let lock = NSLock()
     private var books = Books()  // protected by lock
 
+    /// What the runner is responsible for.
     private struct Books {
+        /// One repeating timer for each operation that was not ready when it was handed over.
         var retrying: [ObjectIdentifier: any DispatchSourceTimer] = [:]
+        /// The operations the runner put in a queue, kept until they finish.
         var queued: [ObjectIdentifier: Operation] = [:]
     }
 
-    /// Creates a runner that looks again at a waiting operation every `retryInterval`.
+    /// Creates a runner that looks again at a waiting operation every `retryInterval` (1 ms at least).
     public init(retryInterval: Duration = .milliseconds(50)) {
         let (seconds, attoseconds) = retryInterval.components
         let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
