@@ -1,0 +1,131 @@
+import Chapter4
+import Foundation
+import KataTestSupport
+import Testing
+
+@Suite("An operation that is not ready yet is retried on a timer until it can start")
+struct RetryingTests {
+    /// A short retry interval keeps these specs fast.
+    static let interval: Duration = .milliseconds(5)
+
+    // run(_:) must not start a waiting operation; it looks again later, on a timer that fires
+    // without a run loop (a DispatchSourceTimer or asyncAfter; a Timer needs a running run loop).
+    // Covers: C27, C31
+    @Test("a waiting operation starts once, after its dependency finishes, and retrying stops")
+    func startsWhenReady() async throws {
+        let runner = ManualRunner(retryInterval: Self.interval)
+        let dependency = BlockOperation {}
+        let operation = ProbeOperation()
+        operation.addDependency(dependency)
+        runner.run(operation)
+        try #require(
+            operation.startCount == 0,
+            """
+            run(_:) started an operation whose dependency had not finished; start() on an \
+            operation that is not ready is a programmer error. \(lesson.see("Retrying with a timer"))
+            """)
+        #expect(
+            runner.waitingCount == 1,
+            """
+            After run(_:) with an operation that is not ready, waitingCount was \
+            \(runner.waitingCount); the runner should be retrying exactly that one operation. \
+            \(lesson.see("Retrying with a timer"))
+            """)
+        dependency.start()
+        let started = await waitUntil(
+            "the runner to start the operation after its dependency finished",
+            hint: """
+                Nothing retried it. A Timer scheduled on a thread whose run loop never runs \
+                never fires. \(lesson.see("Retrying with a timer"))
+                """
+        ) { operation.isFinished }
+        guard started else { return }
+        await waitUntil(
+            "the runner to stop retrying once the operation had started",
+            hint:
+                "waitingCount stayed \(runner.waitingCount). \(lesson.see("Retrying with a timer"))"
+        ) { runner.waitingCount == 0 }
+        #expect(
+            operation.startCount == 1 && operation.runCount == 1,
+            """
+            The operation was started \(operation.startCount) times and ran \(operation.runCount) \
+            times; it should be started exactly once. \(lesson.see("Retrying with a timer"))
+            """)
+    }
+
+    // Cancelling makes a waiting operation ready at once. The next retry must start it (so it
+    // finishes without running) and then stop; a retry that skips cancelled operations never ends.
+    // Covers: C29, C31
+    @Test("a waiting operation that is cancelled is finished and no longer retried")
+    func cancelledWhileWaiting() async {
+        let runner = ManualRunner(retryInterval: Self.interval)
+        let neverStarted = BlockOperation {}
+        let operation = ProbeOperation()
+        operation.addDependency(neverStarted)
+        runner.run(operation)
+        operation.cancel()
+        let finished = await waitUntil(
+            "the runner to move the cancelled operation to finished",
+            hint: """
+                The operation was cancelled while the runner retried it. Cancelled means ready: \
+                the next retry should start it, which finishes it. \
+                \(lesson.see("Retrying with a timer"))
+                """
+        ) { operation.isFinished }
+        guard finished else { return }
+        await waitUntil(
+            "the runner to stop retrying the cancelled operation",
+            hint: """
+                waitingCount stayed \(runner.waitingCount): the runner keeps retrying an operation \
+                that was cancelled. \(lesson.see("Retrying with a timer"))
+                """
+        ) { runner.waitingCount == 0 }
+        #expect(
+            operation.runCount == 0,
+            "The cancelled operation's work ran \(operation.runCount) times; it must not run. \(lesson.see("Cancelled operations"))"
+        )
+    }
+
+    /// When the operation is handed to the runner a second time.
+    enum SecondHandOver: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        case whileWaiting = "handed over twice while it waits for its dependency"
+        case afterItRan = "handed over again after it ran"
+
+        var testDescription: String { rawValue }
+    }
+
+    // Before starting, check that the operation has not started or finished already: a second
+    // start() on a started operation is a programmer error, and work must never run twice.
+    // Covers: C28, C31
+    @Test("an operation handed over twice is started once", arguments: SecondHandOver.allCases)
+    func startedOnce(when: SecondHandOver) async {
+        let runner = ManualRunner(retryInterval: Self.interval)
+        let operation = ProbeOperation()
+        switch when {
+        case .whileWaiting:
+            let dependency = BlockOperation {}
+            operation.addDependency(dependency)
+            runner.run(operation)
+            runner.run(operation)
+            dependency.start()
+        case .afterItRan:
+            runner.run(operation)
+            await waitUntil("the runner to run the ready operation") { operation.isFinished }
+            runner.run(operation)
+            runner.perform(operation)
+        }
+        let settled = await waitUntil(
+            "the runner to run the operation and stop retrying it",
+            hint:
+                "waitingCount stayed \(runner.waitingCount). \(lesson.see("Retrying with a timer"))"
+        ) { operation.isFinished && runner.waitingCount == 0 }
+        guard settled else { return }
+        #expect(
+            operation.startCount == 1,
+            """
+            The operation was \(when.rawValue) and its start() was called \
+            \(operation.startCount) times; it should be called exactly once. Leave alone an \
+            operation that is executing or finished. \(lesson.see("Starting by hand"))
+            """)
+    }
+}
