@@ -24,14 +24,7 @@ struct FinishingIsAnnounced {
 
         queue.enqueue([greeting, dependent])
         guard await releaseAfterStartReturned(trace, gate, see: "The steps") else { return }
-        if await waitUntil(
-            "isFinished to turn true", hint: lesson.see("Finish once, on every path"),
-            {
-                greeting.isFinished
-            })
-        {
-            trace.record(.finishedSeen)
-        }
+        await waitForFinished(greeting, trace)
         await waitUntil(
             "the sentinel that depends on the greeting to run",
             hint: trace.lifecycle(missing: "sentinel never ran") + "\n"
@@ -69,14 +62,7 @@ struct FinishingIsAnnounced {
 
         queue.addOperation(greeting)
         guard await releaseAfterStartReturned(trace, gate, see: "The steps") else { return }
-        if await waitUntil(
-            "isFinished to turn true", hint: lesson.see("Finish once, on every path"),
-            {
-                greeting.isFinished
-            })
-        {
-            trace.record(.finishedSeen)
-        }
+        await waitForFinished(greeting, trace)
         await waitUntil(
             "the greeting's completion block to run",
             hint: trace.lifecycle(missing: "completion block never ran") + "\n"
@@ -98,14 +84,7 @@ struct FinishingIsAnnounced {
 
         queue.enqueue([greeting, next])
         guard await releaseAfterStartReturned(trace, gate, see: "The steps") else { return }
-        if await waitUntil(
-            "isFinished to turn true", hint: lesson.see("Finish once, on every path"),
-            {
-                greeting.isFinished
-            })
-        {
-            trace.record(.finishedSeen)
-        }
+        await waitForFinished(greeting, trace)
         guard
             await waitUntil(
                 "the next operation on the one-at-a-time queue to run",

@@ -159,20 +159,18 @@ func releaseAfterStartReturned(
     return true
 }
 
-/// Polls `condition` for at most `duration`, without recording an issue; returns whether it came true.
-///
-/// Only for the rare spec where the correct code must NOT let something happen yet.
-func happens(
+/// Waits for `operation` to report finished and notes that moment in `trace`.
+func waitForFinished(
+    _ operation: Operation,
+    _ trace: Recorder<Moment>,
     isolation: isolated (any Actor)? = #isolation,
-    within duration: Duration,
-    _ condition: () -> Bool
-) async -> Bool {
-    let deadline = ContinuousClock.now + duration
-    while !condition() {
-        if ContinuousClock.now >= deadline { return false }
-        try? await Task.sleep(for: .milliseconds(1))
-    }
-    return true
+    sourceLocation: SourceLocation = #_sourceLocation
+) async {
+    let finished = await waitUntil(
+        "isFinished to turn true", hint: lesson.see("Finish once, on every path"),
+        sourceLocation: sourceLocation
+    ) { operation.isFinished }
+    if finished { trace.record(.finishedSeen) }
 }
 
 #if canImport(Darwin)

@@ -135,7 +135,7 @@ struct StateIsOneCriticalSection {
         let readerReturned: @Sendable (Moment) -> Bool = {
             if case .readerReturned = $0 { true } else { false }
         }
-        let slippedIn = await happens(within: .milliseconds(500)) { trace.contains(where: readerReturned) }
+        let slippedIn = await comesTrue(within: .milliseconds(500)) { trace.contains(where: readerReturned) }
         #expect(
             !slippedIn,
             """

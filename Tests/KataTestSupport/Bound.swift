@@ -24,12 +24,23 @@ public func waitUntil(
     sourceLocation: SourceLocation = #_sourceLocation,
     _ condition: () -> Bool
 ) async -> Bool {
+    if await comesTrue(within: timeout, condition) { return true }
+    recordTimeout(event(), timeout, hint(), sourceLocation)
+    return false
+}
+
+/// Checks `condition` until it holds or `timeout` passes, recording nothing either way.
+///
+/// For the rare spec where correct code must *not* let something happen within a window;
+/// everywhere else, `waitUntil` names what never happened.
+public func comesTrue(
+    isolation: isolated (any Actor)? = #isolation,
+    within timeout: Duration,
+    _ condition: () -> Bool
+) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while !condition() {
-        if ContinuousClock.now >= deadline {
-            recordTimeout(event(), timeout, hint(), sourceLocation)
-            return false
-        }
+        if ContinuousClock.now >= deadline { return false }
         try? await Task.sleep(for: .milliseconds(1))
     }
     return true
