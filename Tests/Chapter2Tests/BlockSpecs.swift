@@ -90,7 +90,7 @@ struct BlockOperationGroups {
 
 @Suite("Steps that must run in order go to a serial queue")
 struct StepsInOrder {
-    // The first step gives the second half a second to start. On a serial queue it never can,
+    // The first step gives the second up to half a second to start. On a serial queue it never can,
     // so the log stays in order; on a concurrent queue the two overlap.
     // Covers: C15
     @Test("each step starts only after the one before it has ended, in the order they were handed in")

@@ -15,7 +15,10 @@ struct AskingTooEarlyOrTooLate {
         let operation = InvocationOperation(target: pantry, method: Pantry.count, argument: "barley")
         pantry.created.open()
         let whileRunning = Protected<Answer?>(nil)
-        pantry.whileRunning { whileRunning.withValue { $0 = Answer(asking: operation) } }
+        pantry.whileRunning {
+            let answer = Answer(asking: operation)
+            whileRunning.withValue { $0 = answer }
+        }
 
         let beforeQueued = Answer(asking: operation)
         queue.addOperation(operation)

@@ -48,7 +48,7 @@ final class Pantry: Sendable {
         self.queue = queue
     }
 
-    /// Has every later call run `body` inside the method, while the operation is executing.
+    /// Has the next call made after creation run `body` inside the method, once.
     func whileRunning(_ body: @escaping @Sendable () -> Void) {
         duringCall.withValue { $0 = body }
     }
@@ -79,7 +79,10 @@ final class Pantry: Sendable {
                 afterCreation: afterCreation))
         // Only a call the queue makes should act on the operation; one made during creation
         // has no operation to act on yet.
-        if afterCreation, let body = duringCall.value { body() }
+        // The body is taken out first, so a body that calls back into the pantry cannot loop.
+        guard afterCreation, let body = duringCall.withValue({ body in defer { body = nil }; return body })
+        else { return }
+        body()
     }
 }
 
