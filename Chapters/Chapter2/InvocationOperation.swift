@@ -14,9 +14,9 @@ public enum InvocationError: Error, Equatable, Sendable {
 ///
 /// First attempt: it works out the answer straight away, so the result is ready whenever
 /// anyone asks.
-public final class InvocationOperation<Target: AnyObject & Sendable, Argument: Sendable, Output: Sendable>:
-    Operation, @unchecked Sendable  // it only holds the answer, which is set once in init
-{
+public final class InvocationOperation<Target, Argument, Output>: Operation,
+    @unchecked Sendable  // it only holds the answer, which is set once in init
+where Target: AnyObject & Sendable, Argument: Sendable, Output: Sendable {
     /// An unapplied method of `Target` that takes an `Argument` and returns an `Output`.
     public typealias Method = @Sendable (Target) -> (Argument) throws -> Output
 

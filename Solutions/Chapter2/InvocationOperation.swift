@@ -15,16 +15,17 @@ public enum InvocationError: Error, Equatable, Sendable {
 ///
 /// It is Swift's counterpart of `NSInvocationOperation`: instead of a selector it takes an
 /// unapplied method reference such as `Pantry.count`, so no subclass is needed per task.
-public final class InvocationOperation<Target: AnyObject & Sendable, Argument: Sendable, Output: Sendable>:
-    Operation, @unchecked Sendable  // the stored inputs are constants; `outcome` lives in a Mutex
-{
+public final class InvocationOperation<Target, Argument, Output>: Operation,
+    @unchecked Sendable  // the stored inputs are constants; `outcome` lives in a Mutex
+where Target: AnyObject & Sendable, Argument: Sendable, Output: Sendable {
     /// An unapplied method of `Target` that takes an `Argument` and returns an `Output`.
     public typealias Method = @Sendable (Target) -> (Argument) throws -> Output
 
     private let target: Target
     private let method: Method
     private let argument: Argument
-    private let outcome = Mutex<Result<Output, any Error>?>(nil)  // nil until `main` has run the method
+    /// What the method returned or threw; nil until `main()` has called it.
+    private let outcome = Mutex<Result<Output, any Error>?>(nil)  // protected by its Mutex
 
     /// Creates an operation that will call `method` on `target` with `argument` when it runs.
     ///

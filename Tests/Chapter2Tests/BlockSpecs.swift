@@ -93,7 +93,8 @@ struct StepsInOrder {
     // The first step gives the second up to half a second to start. On a serial queue it never can,
     // so the log stays in order; on a concurrent queue the two overlap.
     // Covers: C15
-    @Test("each step starts only after the one before it has ended, in the order they were handed in")
+    @Test(
+        "each step starts only after the one before it has ended, in the order they were handed in")
     func oneAfterAnother() async throws {
         let steps = OrderedSteps(label: "kata.chapter2.steps")
         let log = Recorder<String>()

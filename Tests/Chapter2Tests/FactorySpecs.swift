@@ -9,13 +9,17 @@ struct TheFactory {
     struct Averaging: Sendable, CustomStringConvertible {
         let readings: [Int]
         let onQueue: Bool
-        var description: String { "average(of: \(readings)) \(onQueue ? "on the queue" : "NOT on the queue")" }
+        var description: String {
+            "average(of: \(readings)) \(onQueue ? "on the queue" : "NOT on the queue")"
+        }
     }
 
     // task(with:) should only package self, the averaging method and the data into an
     // invocation operation; the averaging itself belongs to the queue.
     // Covers: C11
-    @Test("tasks from task(with:) do no work until queued, then each averages its own readings on the queue")
+    @Test(
+        "tasks from task(with:) do no work until queued, then each averages its own readings on the queue"
+    )
     func tasksRunOnTheQueue() async throws {
         let queue = OperationQueue()
         let seen = Recorder<Averaging>()

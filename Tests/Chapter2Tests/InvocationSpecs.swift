@@ -8,7 +8,9 @@ struct InvocationRunsOnTheQueue {
     // The method must not run inside init: store the target, the method and the argument,
     // and call them from main(), which the queue runs on its own thread.
     // Covers: C11
-    @Test("two methods of one object become two operations; each runs on the queue and returns the result")
+    @Test(
+        "two methods of one object become two operations; each runs on the queue and returns the result"
+    )
     func runsOnTheQueue() async throws {
         let queue = OperationQueue()
         let pantry = Pantry(queue: queue)
@@ -50,9 +52,11 @@ struct InvocationRunsOnTheQueue {
 struct ChoosingByName {
     // Look the name up in the table once, in the init, and keep the method it names.
     // Covers: C12
-    @Test("a name from the menu picks that method, which the queue then runs", arguments: [
-        ("count", "semolina", 8), ("shelf", "oats", 39),
-    ])
+    @Test(
+        "a name from the menu picks that method, which the queue then runs",
+        arguments: [
+            ("count", "semolina", 8), ("shelf", "oats", 39),
+        ])
     func knownName(name: String, item: String, expected: Int) async throws {
         let queue = OperationQueue()
         let pantry = Pantry(queue: queue)
@@ -83,7 +87,9 @@ struct ChoosingByName {
     // A name that is not in the table must be refused by the init itself, with
     // InvocationError.unknownMethod(name), before any operation exists.
     // Covers: C12
-    @Test("a name that is not on the menu is an error at creation", arguments: ["", "Count", "delete"])
+    @Test(
+        "a name that is not on the menu is an error at creation",
+        arguments: ["", "Count", "delete"])
     func unknownName(name: String) async throws {
         let queue = OperationQueue()
         let pantry = Pantry(queue: queue)

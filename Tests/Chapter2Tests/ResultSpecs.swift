@@ -8,11 +8,14 @@ struct AskingTooEarlyOrTooLate {
     // result() must throw InvocationError.notFinished until main() has stored what the method
     // returned; it must not hand out a value worked out somewhere else.
     // Covers: C13
-    @Test("before the method has returned, result() throws notFinished; afterwards it returns the value")
+    @Test(
+        "before the method has returned, result() throws notFinished; afterwards it returns the value"
+    )
     func beforeItFinished() async throws {
         let queue = OperationQueue()
         let pantry = Pantry(queue: queue)
-        let operation = InvocationOperation(target: pantry, method: Pantry.count, argument: "barley")
+        let operation = InvocationOperation(
+            target: pantry, method: Pantry.count, argument: "barley")
         pantry.created.open()
         let whileRunning = Protected<Answer?>(nil)
         pantry.whileRunning {
@@ -47,11 +50,14 @@ struct AskingTooEarlyOrTooLate {
     // A cancelled operation has no result and never will: result() must throw
     // InvocationError.cancelled, not a made-up value and not "not finished yet".
     // Covers: C13
-    @Test("an operation cancelled before it ran never calls the method, and result() throws cancelled")
+    @Test(
+        "an operation cancelled before it ran never calls the method, and result() throws cancelled"
+    )
     func cancelledBeforeItRan() async throws {
         let queue = OperationQueue()
         let pantry = Pantry(queue: queue)
-        let operation = InvocationOperation(target: pantry, method: Pantry.count, argument: "millet")
+        let operation = InvocationOperation(
+            target: pantry, method: Pantry.count, argument: "millet")
         pantry.created.open()
         operation.cancel()
         queue.addOperation(operation)
@@ -108,7 +114,8 @@ struct ThrownErrors {
     func errorIsHandedOn() async throws {
         let queue = OperationQueue()
         let pantry = Pantry(queue: queue)
-        let operation = InvocationOperation(target: pantry, method: Pantry.restock, argument: "yeast")
+        let operation = InvocationOperation(
+            target: pantry, method: Pantry.restock, argument: "yeast")
         pantry.created.open()
         let after = BlockOperation {}
         after.addDependency(operation)

@@ -80,7 +80,11 @@ final class Pantry: Sendable {
         // Only a call the queue makes should act on the operation; one made during creation
         // has no operation to act on yet.
         // The body is taken out first, so a body that calls back into the pantry cannot loop.
-        guard afterCreation, let body = duringCall.withValue({ body in defer { body = nil }; return body })
+        guard afterCreation,
+            let body = duringCall.withValue({ body in
+                defer { body = nil }
+                return body
+            })
         else { return }
         body()
     }
