@@ -1,0 +1,145 @@
+import Chapter2
+import Foundation
+import KataTestSupport
+import Testing
+
+@Suite("Asking for a result that does not exist is an error the caller can catch")
+struct AskingTooEarlyOrTooLate {
+    // result() must throw InvocationError.notFinished until main() has stored what the method
+    // returned; it must not hand out a value worked out somewhere else.
+    // Covers: C13
+    @Test(
+        "before the method has returned, result() throws notFinished; afterwards it returns the value"
+    )
+    func beforeItFinished() async throws {
+        let queue = OperationQueue()
+        let pantry = Pantry(queue: queue)
+        let operation = InvocationOperation(
+            target: pantry, method: Pantry.count, argument: "barley")
+        pantry.created.open()
+        let whileRunning = Protected<Answer?>(nil)
+        pantry.whileRunning {
+            let answer = Answer(asking: operation)
+            whileRunning.withValue { $0 = answer }
+        }
+
+        let beforeQueued = Answer(asking: operation)
+        queue.addOperation(operation)
+        await waitUntil("the operation to finish") { operation.isFinished }
+        let afterwards = Answer(asking: operation)
+
+        #expect(
+            beforeQueued == .invocationError(.notFinished)
+                && whileRunning.value == .invocationError(.notFinished),
+            """
+            Expected result() to throw InvocationError.notFinished before the operation was queued \
+            and while the method was still running; it \(beforeQueued) before, and \
+            \(whileRunning.value.map(\.description) ?? "(was never asked)") while running \
+            (calls: \(pantry.calls.timeline)).
+            \(lesson.see("Results, cancellation and errors"))
+            """)
+        #expect(
+            afterwards == .value(6),
+            """
+            Expected result() to return 6, what count(barley) returned, once the operation finished; \
+            it \(afterwards).
+            \(lesson.see("Results, cancellation and errors"))
+            """)
+    }
+
+    // A cancelled operation has no result and never will: result() must throw
+    // InvocationError.cancelled, not a made-up value and not "not finished yet".
+    // Covers: C13
+    @Test(
+        "an operation cancelled before it ran never calls the method, and result() throws cancelled"
+    )
+    func cancelledBeforeItRan() async throws {
+        let queue = OperationQueue()
+        let pantry = Pantry(queue: queue)
+        let operation = InvocationOperation(
+            target: pantry, method: Pantry.count, argument: "millet")
+        pantry.created.open()
+        operation.cancel()
+        queue.addOperation(operation)
+        await waitUntil("the queue to retire the cancelled operation") { operation.isFinished }
+
+        let answer = Answer(asking: operation)
+        #expect(
+            answer == .invocationError(.cancelled),
+            """
+            Expected result() of a cancelled operation to throw InvocationError.cancelled; it \(answer). \
+            A default value would look like a real answer, and notFinished would make the caller \
+            wait for a result that can never come.
+            \(lesson.see("Results, cancellation and errors"))
+            """)
+        #expect(
+            pantry.calls.count == 0,
+            """
+            A cancelled operation must not call its method, but these calls happened: \
+            \(pantry.calls.timeline).
+            \(lesson.see("Running on the queue, not on the creator"))
+            """)
+    }
+
+    // cancel() during main() only sets the flag; the value the method returns afterwards
+    // belongs to a cancelled operation, and result() must still say so.
+    // Covers: C13
+    @Test("an operation cancelled while its method ran has no result: result() throws cancelled")
+    func cancelledWhileRunning() async throws {
+        let queue = OperationQueue()
+        let pantry = Pantry(queue: queue)
+        let operation = InvocationOperation(target: pantry, method: Pantry.count, argument: "spelt")
+        pantry.created.open()
+        pantry.whileRunning { operation.cancel() }
+        queue.addOperation(operation)
+        await waitUntil("the operation to finish") { operation.isFinished }
+
+        let answer = Answer(asking: operation)
+        #expect(
+            answer == .invocationError(.cancelled),
+            """
+            The operation was cancelled while count(spelt) ran (calls: \(pantry.calls.timeline)). \
+            Expected result() to throw InvocationError.cancelled; it \(answer).
+            \(lesson.see("Results, cancellation and errors"))
+            """)
+    }
+}
+
+@Suite("An error thrown by the method is kept and handed to whoever asks for the result")
+struct ThrownErrors {
+    // main() cannot throw: catch what the method throws (Result { try … } does it) and keep it,
+    // so result() can throw that same error later.
+    // Covers: C16, C13
+    @Test("the method's error comes out of result(), and the operation still finishes normally")
+    func errorIsHandedOn() async throws {
+        let queue = OperationQueue()
+        let pantry = Pantry(queue: queue)
+        let operation = InvocationOperation(
+            target: pantry, method: Pantry.restock, argument: "yeast")
+        pantry.created.open()
+        let after = BlockOperation {}
+        after.addDependency(operation)
+        queue.addOperation(operation)
+        queue.addOperation(after)
+        await waitUntil(
+            "the operation that depends on the throwing one to run",
+            hint: "An operation that fails must still finish, or its dependents wait forever."
+        ) { after.isFinished }
+
+        let answer = Answer(asking: operation)
+        #expect(
+            answer == .pantryError(.soldOut("yeast")),
+            """
+            restock(yeast) threw PantryError.soldOut("yeast") (calls: \(pantry.calls.timeline)). \
+            Expected result() to throw that same error; it \(answer). A dropped error looks \
+            like "not finished" or a value; the caller must get the real reason.
+            \(lesson.see("Results, cancellation and errors"))
+            """)
+        #expect(
+            pantry.calls.all.map(\.onQueue) == [true],
+            """
+            Expected restock(yeast) to be called once, on the queue; calls: \(pantry.calls.timeline).
+            \(lesson.see("Running on the queue, not on the creator"))
+            """)
+    }
+}
