@@ -31,9 +31,10 @@ targets += chapters.map { number in
 
 // Shared settings
 for target in targets {
-    target.swiftSettings = (target.swiftSettings ?? []) + [
-        .swiftLanguageMode(.v6),
-    ]
+    target.swiftSettings =
+        (target.swiftSettings ?? []) + [
+            .swiftLanguageMode(.v6)
+        ]
 }
 
 let package = Package(

@@ -3,7 +3,7 @@ import Foundation
 /// Adds up a list of numbers as an operation, so that a queue can run it.
 ///
 /// A first port of the thread code: `ListAdder` does not use it yet.
-public final class AdderOperation: Operation, @unchecked Sendable {  // Only one thread runs main(), so no lock is needed.
+public final class AdderOperation: Operation, @unchecked Sendable {  // one thread runs main(): no lock needed
     /// The numbers to add up.
     public let numbers: [Int]
     /// Which recalculation of the list this is, counting from 1.

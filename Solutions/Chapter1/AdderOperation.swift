@@ -9,7 +9,7 @@ import Synchronization
 /// - `total` and `formattedTotal` are serially confined: `main()` writes them once, at the
 ///   end, and they mean something only after `isFinished`; the lock makes even an early read
 ///   safe from any thread (it sees `nil`).
-public final class AdderOperation: Operation, @unchecked Sendable {  // results are guarded by `result`; all else is immutable
+public final class AdderOperation: Operation, @unchecked Sendable {  // `result` is locked; the rest is immutable
     /// The numbers to add up: the operation's own copy, taken when it was created.
     public let numbers: [Int]
     /// Which recalculation of the list this is, counting from 1.

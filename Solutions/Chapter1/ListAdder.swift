@@ -5,7 +5,7 @@ import Foundation
 /// The screen calls `add(_:)` and `remove(at:)` on the main queue and redraws the total
 /// whenever `onTotalChange` fires. Each change starts an `AdderOperation` on a private queue;
 /// only the newest one's result reaches the screen, and always on the main queue.
-public final class ListAdder: @unchecked Sendable {  // main-queue confined: every stored property is used on the main queue only
+public final class ListAdder: @unchecked Sendable {  // main-queue confined: state is only used on the main queue
     /// The numbers on the screen, in order.
     public private(set) var numbers: [Int]
     /// The total as the screen shows it.
