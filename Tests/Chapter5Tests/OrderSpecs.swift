@@ -1,0 +1,91 @@
+import Chapter5
+import Foundation
+import KataTestSupport
+import Testing
+
+@Suite("A step starts only after every step it needs has finished")
+struct OrderSpecs {
+    // A step began while a step it needs was still working. Does start() call addDependency
+    // for every edge BEFORE it hands any step to a queue? Once added, a step may run at once.
+    // Covers: C35, C36, C37
+    @Test(
+        "every edge holds: a dependency finishes before its dependent starts, on either queue",
+        arguments: Shape.all
+    )
+    func everyEdgeHolds(shape: Shape) async throws {
+        let recorder = Recorder<Event>()
+        let build = Build(shape, recorder: recorder)
+
+        try await launch(build.plan)
+        await waitUntil(
+            "every step of the \(shape.name) to finish",
+            hint: "Timeline: \(recorder.timeline)\n" + lesson.see("Wire the graph, then enqueue it")
+        ) { build.isFinished }
+
+        let events = recorder.all
+        for edge in shape.edges {
+            guard let started = events.firstIndex(of: .start(edge.dependent)) else { continue }
+            let finished = events.firstIndex(of: .finish(edge.dependency))
+            #expect(
+                finished.map { $0 < started } ?? false,
+                """
+                “\(edge.dependent)” started before “\(edge.dependency)”, which it needs, had finished.
+                Expected every dependency to finish first, whatever queue each step is on.
+                Timeline: \(recorder.timeline)
+                \(lesson.see("Wire the graph, then enqueue it"))
+                """
+            )
+        }
+    }
+
+    // A step reached its queue before all of its dependencies were attached. Wire every edge
+    // first, then call addOperation: a queue may start a ready step the moment it gets it.
+    // Covers: C35, C36
+    @Test(
+        "each step reaches the queue it was planned for with every dependency already attached",
+        arguments: Shape.all
+    )
+    func wiredBeforeEnqueued(shape: Shape) async throws {
+        let recorder = Recorder<Event>()
+        let build = Build(shape, recorder: recorder)
+
+        try await launch(build.plan)
+        await waitUntil(
+            "every step of the \(shape.name) to finish",
+            hint: "Timeline: \(recorder.timeline)\n" + lesson.see("Wire the graph, then enqueue it")
+        ) { build.isFinished }
+
+        let handoffs = build.queues.flatMap(\.handoffs)
+        for node in shape.nodes {
+            let arrivals = handoffs.filter { $0.title == node.title }
+            let planned = build.queues[node.queue].label
+            guard let handoff = arrivals.first, arrivals.count == 1 else {
+                Issue.record(
+                    """
+                    “\(node.title)” was handed to a queue \(arrivals.count) times; expected exactly once, to \(planned).
+                    \(lesson.see("Wire the graph, then enqueue it"))
+                    """
+                )
+                continue
+            }
+            #expect(
+                handoff.queue == planned,
+                "“\(node.title)” went to \(handoff.queue); the plan put it on \(planned). \(lesson.see("Wire the graph, then enqueue it"))"
+            )
+            #expect(
+                handoff.needs == Set(node.needs),
+                """
+                When “\(node.title)” reached \(handoff.queue) it depended on \(describe(handoff.needs)); \
+                it needs \(describe(Set(node.needs))).
+                A dependency added after addOperation may come too late: the step can already be running.
+                \(lesson.see("Wire the graph, then enqueue it"))
+                """
+            )
+        }
+    }
+}
+
+/// Titles in a stable order, for messages: `[]` or `[“a”, “b”]`.
+func describe(_ titles: Set<String>) -> String {
+    "[" + titles.sorted().map { "“\($0)”" }.joined(separator: ", ") + "]"
+}
