@@ -23,19 +23,20 @@ struct OrderSpecs {
         ) { build.isFinished }
 
         let events = recorder.all
-        for edge in shape.edges {
-            guard let started = events.firstIndex(of: .start(edge.dependent)) else { continue }
-            let finished = events.firstIndex(of: .finish(edge.dependency))
-            #expect(
-                finished.map { $0 < started } ?? false,
-                """
-                “\(edge.dependent)” started before “\(edge.dependency)”, which it needs, had finished.
-                Expected every dependency to finish first, whatever queue each step is on.
-                Timeline: \(recorder.timeline)
-                \(lesson.see("Wire the graph, then enqueue it"))
-                """
-            )
+        let broken = shape.edges.filter { edge in
+            guard let started = events.firstIndex(of: .start(edge.dependent)) else { return false }
+            return events.firstIndex(of: .finish(edge.dependency)).map { $0 > started } ?? true
         }
+        #expect(
+            broken.isEmpty,
+            """
+            \(broken.map { "“\($0.dependent)” started before “\($0.dependency)”, which it needs, had finished." }
+                .joined(separator: "\n"))
+            Expected every dependency to finish first, whatever queue each step is on.
+            Timeline: \(recorder.timeline)
+            \(lesson.see("Wire the graph, then enqueue it"))
+            """
+        )
     }
 
     // A step reached its queue before all of its dependencies were attached. Wire every edge
@@ -56,32 +57,31 @@ struct OrderSpecs {
         ) { build.isFinished }
 
         let handoffs = build.queues.flatMap(\.handoffs)
+        var problems: [String] = []
         for node in shape.nodes {
             let arrivals = handoffs.filter { $0.title == node.title }
             let planned = build.queues[node.queue].label
             guard let handoff = arrivals.first, arrivals.count == 1 else {
-                Issue.record(
-                    """
-                    “\(node.title)” was handed to a queue \(arrivals.count) times; expected exactly once, to \(planned).
-                    \(lesson.see("Wire the graph, then enqueue it"))
-                    """
-                )
+                problems.append("“\(node.title)” was handed to a queue \(arrivals.count) times; expected once, to \(planned).")
                 continue
             }
-            #expect(
-                handoff.queue == planned,
-                "“\(node.title)” went to \(handoff.queue); the plan put it on \(planned). \(lesson.see("Wire the graph, then enqueue it"))"
-            )
-            #expect(
-                handoff.needs == Set(node.needs),
-                """
-                When “\(node.title)” reached \(handoff.queue) it depended on \(describe(handoff.needs)); \
-                it needs \(describe(Set(node.needs))).
-                A dependency added after addOperation may come too late: the step can already be running.
-                \(lesson.see("Wire the graph, then enqueue it"))
-                """
-            )
+            if handoff.queue != planned {
+                problems.append("“\(node.title)” went to \(handoff.queue); the plan put it on \(planned).")
+            }
+            if handoff.needs != Set(node.needs) {
+                problems.append(
+                    "When “\(node.title)” reached \(handoff.queue) it depended on \(describe(handoff.needs)); it needs \(describe(Set(node.needs)))."
+                )
+            }
         }
+        #expect(
+            problems.isEmpty,
+            """
+            \(problems.joined(separator: "\n"))
+            A dependency added after addOperation may come too late: the step can already be running.
+            \(lesson.see("Wire the graph, then enqueue it"))
+            """
+        )
     }
 }
 
