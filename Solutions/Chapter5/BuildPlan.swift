@@ -70,7 +70,8 @@ public struct BuildPlan {
 
     /// Finds a cycle by depth-first search and returns its titles in order, or nil if none.
     private func firstCycle() -> [String]? {
-        let needs = Dictionary(entries.map { ($0.step.title, $0.needs) }, uniquingKeysWith: { first, _ in first })
+        let needs = Dictionary(
+            entries.map { ($0.step.title, $0.needs) }, uniquingKeysWith: { first, _ in first })
         var finished: Set<String> = []
         var path: [String] = []  // the titles on the current search path, each needing the next
 

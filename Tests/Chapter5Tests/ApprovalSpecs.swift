@@ -16,15 +16,20 @@ struct ApprovalSpecs {
     // Make the approval an operation that finishes when granted and that the step depends on.
     // An isReady override that skips super ignores dependencies; one that never notifies sticks.
     // Covers: C41, C35
-    @Test("a step that needs an approval starts only once it is granted and its inputs are done", arguments: Arrival.allCases)
+    @Test(
+        "a step that needs an approval starts only once it is granted and its inputs are done",
+        arguments: Arrival.allCases)
     func approvalOpensTheStep(arrival: Arrival) async throws {
         let recorder = Recorder<Event>()
         let packaging = heldQueue("the packaging queue (suspended)", recorder: recorder)
         defer { packaging.isSuspended = false }
-        let queues = [EagerQueue("queue A", recorder: recorder), EagerQueue("queue B", recorder: recorder)]
+        let queues = [
+            EagerQueue("queue A", recorder: recorder), EagerQueue("queue B", recorder: recorder),
+        ]
         let signOff = Approval("release sign-off")
         let package = BuildStep("package", work: Build.work("package", recorder: recorder))
-        let publish = BuildStep("publish", approval: signOff, work: Build.work("publish", recorder: recorder))
+        let publish = BuildStep(
+            "publish", approval: signOff, work: Build.work("publish", recorder: recorder))
         var plan = BuildPlan()
         plan.add(package, on: packaging)
         plan.add(publish, needs: ["package"], on: queues[1])
@@ -43,7 +48,8 @@ struct ApprovalSpecs {
             }
             return await waitUntil(
                 "the approval, an operation, to finish once granted",
-                hint: "grant() should finish the approval operation; that is what releases the steps waiting for it.\n\(hint)"
+                hint:
+                    "grant() should finish the approval operation; that is what releases the steps waiting for it.\n\(hint)"
             ) { signOff.isFinished }
         }
         switch arrival {
@@ -52,7 +58,9 @@ struct ApprovalSpecs {
             packaging.isSuspended = false
         case .approvalLast:
             packaging.isSuspended = false
-            guard await waitUntil("“package” to finish", hint: hint, { package.isFinished }) else { return }
+            guard await waitUntil("“package” to finish", hint: hint, { package.isFinished }) else {
+                return
+            }
             guard await grantFromElsewhere() else { return }
         }
         let ran = await waitUntil(
@@ -76,12 +84,16 @@ struct ApprovalSpecs {
     @Test("a denied approval releases the waiting step, which cancels instead of publishing")
     func denialCancelsTheStep() async throws {
         let recorder = Recorder<Event>()
-        let queues = [EagerQueue("queue A", recorder: recorder), EagerQueue("queue B", recorder: recorder)]
+        let queues = [
+            EagerQueue("queue A", recorder: recorder), EagerQueue("queue B", recorder: recorder),
+        ]
         let signOff = Approval("release sign-off")
-        let publish = BuildStep("publish", approval: signOff, work: Build.work("publish", recorder: recorder))
+        let publish = BuildStep(
+            "publish", approval: signOff, work: Build.work("publish", recorder: recorder))
         let announce = BuildStep("announce", work: Build.work("announce", recorder: recorder))
         var plan = BuildPlan()
-        plan.add(BuildStep("package", work: Build.work("package", recorder: recorder)), on: queues[0])
+        plan.add(
+            BuildStep("package", work: Build.work("package", recorder: recorder)), on: queues[0])
         plan.add(publish, needs: ["package"], on: queues[1])
         plan.add(announce, needs: ["publish"], on: queues[0])
         let hint = lesson.see("Readiness is a dependency")
@@ -93,7 +105,8 @@ struct ApprovalSpecs {
         }
         let released = await waitUntil(
             "“announce” to finish after the sign-off was denied",
-            hint: "A denied approval should finish (cancelled) and so release “publish”. Timeline: \(recorder.timeline)\n\(hint)"
+            hint:
+                "A denied approval should finish (cancelled) and so release “publish”. Timeline: \(recorder.timeline)\n\(hint)"
         ) { announce.isFinished }
         guard released else { return }
 

@@ -8,19 +8,25 @@ struct CancellationSpecs {
     // A cancelled dependency counts as finished, so its dependents run main(). There they must
     // notice it (dependency.isCancelled) and, for a required input, cancel themselves unrun.
     // Covers: C39
-    @Test("a cancelled required input cancels the step, and the cancellation travels down the chain")
+    @Test(
+        "a cancelled required input cancels the step, and the cancellation travels down the chain")
     func requiredInputCancelsTheChain() async throws {
         let recorder = Recorder<Event>()
         let network = heldQueue("the network queue (suspended)", recorder: recorder)
         defer { network.isSuspended = false }
-        let queues = [network, EagerQueue("queue A", recorder: recorder), EagerQueue("queue B", recorder: recorder)]
+        let queues = [
+            network, EagerQueue("queue A", recorder: recorder),
+            EagerQueue("queue B", recorder: recorder),
+        ]
         let titles = ["download", "checksum", "unpack", "install"]
         var steps: [String: BuildStep] = [:]
         var plan = BuildPlan()
         for (index, title) in titles.enumerated() {
             let step = BuildStep(title, work: Build.work(title, recorder: recorder))
             steps[title] = step
-            plan.add(step, needs: index == 0 ? [] : [titles[index - 1]], on: queues[index == 0 ? 0 : 1 + index % 2])
+            plan.add(
+                step, needs: index == 0 ? [] : [titles[index - 1]],
+                on: queues[index == 0 ? 0 : 1 + index % 2])
         }
         let hint = lesson.see("When a dependency is cancelled")
 
@@ -29,7 +35,8 @@ struct CancellationSpecs {
         steps["checksum"]?.cancel()
         let released = await waitUntil(
             "“install” to finish after “checksum” was cancelled",
-            hint: "A cancelled step counts as finished and releases its dependents. Timeline: \(recorder.timeline)\n\(hint)"
+            hint:
+                "A cancelled step counts as finished and releases its dependents. Timeline: \(recorder.timeline)\n\(hint)"
         ) { steps["install"]?.isFinished ?? false }
         guard released else { return }
 
@@ -60,14 +67,19 @@ struct CancellationSpecs {
         let recorder = Recorder<Event>()
         let network = heldQueue("the network queue (suspended)", recorder: recorder)
         defer { network.isSuspended = false }
-        let queues = [EagerQueue("queue A", recorder: recorder), EagerQueue("queue B", recorder: recorder)]
+        let queues = [
+            EagerQueue("queue A", recorder: recorder), EagerQueue("queue B", recorder: recorder),
+        ]
         let received = Protected<[String: String]?>(nil)
 
         var plan = BuildPlan()
-        plan.add(BuildStep("download", work: Build.work("download", recorder: recorder)), on: network)
+        plan.add(
+            BuildStep("download", work: Build.work("download", recorder: recorder)), on: network)
         let checksum = BuildStep("checksum", work: Build.work("checksum", recorder: recorder))
         plan.add(checksum, needs: ["download"], on: queues[1])
-        plan.add(BuildStep("changelog", work: Build.work("changelog", recorder: recorder)), on: queues[0])
+        plan.add(
+            BuildStep("changelog", work: Build.work("changelog", recorder: recorder)), on: queues[0]
+        )
         let notes = BuildStep("release notes", ifInputCancelled: .runWithout) { inputs in
             recorder.record(.start("release notes"))
             received.withValue { $0 = inputs }

@@ -14,24 +14,31 @@ struct CyclicShape: Sendable, CustomTestStringConvertible {
         CyclicShape(
             shape: Shape(
                 name: "two steps that need each other",
-                nodes: [Node("codegen", needs: ["schema"]), Node("schema", needs: ["codegen"], queue: 1)]
+                nodes: [
+                    Node("codegen", needs: ["schema"]),
+                    Node("schema", needs: ["codegen"], queue: 1),
+                ]
             ),
             cycle: ["codegen", "schema"]
         ),
         CyclicShape(
             shape: Shape(
                 name: "a loop of three after a sound first step",
-                nodes: [Node("fetch"), Node("compile", needs: ["fetch", "test"]),
-                        Node("link", needs: ["compile"], queue: 1), Node("test", needs: ["link"])]
+                nodes: [
+                    Node("fetch"), Node("compile", needs: ["fetch", "test"]),
+                    Node("link", needs: ["compile"], queue: 1), Node("test", needs: ["link"]),
+                ]
             ),
             cycle: ["compile", "link", "test"]
         ),
         CyclicShape(
             shape: Shape(
                 name: "a loop of four across both queues, beside a sound branch",
-                nodes: [Node("docs"), Node("lint", needs: ["docs"], queue: 1),
-                        Node("a", needs: ["d"]), Node("b", needs: ["a"], queue: 1),
-                        Node("c", needs: ["b"]), Node("d", needs: ["c", "docs"], queue: 1)]
+                nodes: [
+                    Node("docs"), Node("lint", needs: ["docs"], queue: 1),
+                    Node("a", needs: ["d"]), Node("b", needs: ["a"], queue: 1),
+                    Node("c", needs: ["b"]), Node("d", needs: ["c", "docs"], queue: 1),
+                ]
             ),
             cycle: ["a", "b", "c", "d"]
         ),
@@ -43,7 +50,9 @@ struct CycleSpecs {
     // Steps in a cycle wait for each other forever. start() must search the graph first and
     // throw BuildError.cycle naming the steps of the loop, before it wires or enqueues anything.
     // Covers: C38
-    @Test("start() throws an error naming the steps of the cycle and enqueues nothing", arguments: CyclicShape.all)
+    @Test(
+        "start() throws an error naming the steps of the cycle and enqueues nothing",
+        arguments: CyclicShape.all)
     func cycleIsRefused(example: CyclicShape) async throws {
         let recorder = Recorder<Event>()
         let build = Build(example.shape, recorder: recorder)
@@ -72,7 +81,8 @@ struct CycleSpecs {
             Set(titles) == example.cycle && titles.count == example.cycle.count,
             "BuildError.cycle named \(titles.map { "“\($0)”" }); expected exactly the steps of the loop, \(describe(example.cycle)). \(hint)"
         )
-        let needs = Dictionary(uniqueKeysWithValues: example.shape.nodes.map { ($0.title, Set($0.needs)) })
+        let needs = Dictionary(
+            uniqueKeysWithValues: example.shape.nodes.map { ($0.title, Set($0.needs)) })
         let followsTheLoop = titles.indices.allSatisfy { index in
             needs[titles[index]]?.contains(titles[(index + 1) % titles.count]) ?? false
         }

@@ -62,11 +62,14 @@ struct OrderSpecs {
             let arrivals = handoffs.filter { $0.title == node.title }
             let planned = build.queues[node.queue].label
             guard let handoff = arrivals.first, arrivals.count == 1 else {
-                problems.append("“\(node.title)” was handed to a queue \(arrivals.count) times; expected once, to \(planned).")
+                problems.append(
+                    "“\(node.title)” was handed to a queue \(arrivals.count) times; expected once, to \(planned)."
+                )
                 continue
             }
             if handoff.queue != planned {
-                problems.append("“\(node.title)” went to \(handoff.queue); the plan put it on \(planned).")
+                problems.append(
+                    "“\(node.title)” went to \(handoff.queue); the plan put it on \(planned).")
             }
             if handoff.needs != Set(node.needs) {
                 problems.append(

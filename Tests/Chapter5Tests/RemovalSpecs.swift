@@ -13,7 +13,9 @@ struct RemovalSpecs {
         let recorder = Recorder<Event>()
         let docsQueue = heldQueue("the docs queue (suspended)", recorder: recorder)
         defer { docsQueue.isSuspended = false }
-        let queues = [EagerQueue("queue A", recorder: recorder), EagerQueue("queue B", recorder: recorder)]
+        let queues = [
+            EagerQueue("queue A", recorder: recorder), EagerQueue("queue B", recorder: recorder),
+        ]
         let received = Protected<[String: String]?>(nil)
         let report = BuildStep("report") { inputs in
             recorder.record(.start("report"))
@@ -32,7 +34,10 @@ struct RemovalSpecs {
         report.removeDependency(lint)
         recorder.record(.note("lint removed from report"))
         docsQueue.isSuspended = false
-        guard await waitUntil("“report” to finish", hint: "Timeline: \(recorder.timeline)\n\(hint)", { report.isFinished })
+        guard
+            await waitUntil(
+                "“report” to finish", hint: "Timeline: \(recorder.timeline)\n\(hint)",
+                { report.isFinished })
         else { return }
 
         #expect(

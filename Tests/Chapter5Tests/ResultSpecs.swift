@@ -12,7 +12,9 @@ struct ResultSpecs {
     func fanInReceivesEveryOutput() async throws {
         let recorder = Recorder<Event>()
         let received = Protected<[String: String]?>(nil)
-        let queues = [EagerQueue("queue A", recorder: recorder), EagerQueue("queue B", recorder: recorder)]
+        let queues = [
+            EagerQueue("queue A", recorder: recorder), EagerQueue("queue B", recorder: recorder),
+        ]
         let shards = ["north", "south", "east", "west"]
 
         // The plan lists "map" first: the order of add(_:needs:on:) must not matter.
@@ -23,7 +25,9 @@ struct ResultSpecs {
             return "a map of \(inputs.count) regions"
         }
         plan.add(map, needs: shards, on: queues[1])
-        plan.add(BuildStep("unrelated", work: Build.work("unrelated", recorder: recorder)), on: queues[0])
+        plan.add(
+            BuildStep("unrelated", work: Build.work("unrelated", recorder: recorder)), on: queues[0]
+        )
         for (index, shard) in shards.enumerated() {
             let step = BuildStep(shard) { _ in
                 recorder.record(.start(shard))
@@ -35,7 +39,9 @@ struct ResultSpecs {
 
         try await launch(plan)
         await waitUntil(
-            "“map” to finish", hint: "Timeline: \(recorder.timeline)\n" + lesson.see("Pass results through the operations")
+            "“map” to finish",
+            hint: "Timeline: \(recorder.timeline)\n"
+                + lesson.see("Pass results through the operations")
         ) { map.isFinished }
 
         let expected = Dictionary(uniqueKeysWithValues: shards.map { ($0, "tiles of \($0)") })
@@ -65,9 +71,13 @@ struct ResultSpecs {
         let review = heldQueue("the review queue (suspended)", recorder: recorder)
         defer { review.isSuspended = false }
         let received = Protected<[String: [String: String]]>([:])
-        let queues = [EagerQueue("queue A", recorder: recorder), EagerQueue("queue B", recorder: recorder)]
+        let queues = [
+            EagerQueue("queue A", recorder: recorder), EagerQueue("queue B", recorder: recorder),
+        ]
 
-        func build(_ flavour: String, reviewedOn reviewQueue: OperationQueue?) -> (plan: BuildPlan, compile: BuildStep, link: BuildStep) {
+        func build(_ flavour: String, reviewedOn reviewQueue: OperationQueue?) -> (
+            plan: BuildPlan, compile: BuildStep, link: BuildStep
+        ) {
             var plan = BuildPlan()
             let compile = BuildStep("compile") { _ in
                 recorder.record(.start("compile \(flavour)"))
@@ -80,7 +90,9 @@ struct ResultSpecs {
             }
             plan.add(compile, on: queues[0])
             if let reviewQueue {
-                plan.add(BuildStep("review", work: Build.work("review", recorder: recorder)), on: reviewQueue)
+                plan.add(
+                    BuildStep("review", work: Build.work("review", recorder: recorder)),
+                    on: reviewQueue)
                 plan.add(link, needs: ["compile", "review"], on: queues[1])
             } else {
                 plan.add(link, needs: ["compile"], on: queues[1])
@@ -93,9 +105,15 @@ struct ResultSpecs {
         let hint = lesson.see("Pass results through the operations")
 
         try await launch(debug.plan)
-        guard await waitUntil("the debug build's “compile” to finish", hint: hint, { debug.compile.isFinished }) else { return }
+        guard
+            await waitUntil(
+                "the debug build's “compile” to finish", hint: hint, { debug.compile.isFinished })
+        else { return }
         try await launch(release.plan)
-        guard await waitUntil("the release build's “link” to finish", hint: hint, { release.link.isFinished }) else { return }
+        guard
+            await waitUntil(
+                "the release build's “link” to finish", hint: hint, { release.link.isFinished })
+        else { return }
         recorder.record(.note("release build done"))
         review.isSuspended = false
         await waitUntil("the debug build's “link” to finish", hint: hint) { debug.link.isFinished }

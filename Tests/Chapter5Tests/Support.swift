@@ -88,7 +88,9 @@ final class EagerQueue: OperationQueue, @unchecked Sendable {
     private func note(_ op: Operation) {
         guard let step = op as? BuildStep else { return }
         let needs = Set(step.dependencies.compactMap { ($0 as? BuildStep)?.title })
-        log.withValue { $0.append(Handoff(step: step, title: step.title, queue: label, needs: needs)) }
+        log.withValue {
+            $0.append(Handoff(step: step, title: step.title, queue: label, needs: needs))
+        }
     }
 
     private func waitForWork(of op: Operation) {
@@ -126,14 +128,18 @@ struct Shape: Sendable, CustomTestStringConvertible {
 
     static let chain = Shape(
         name: "chain",
-        nodes: [Node("fetch"), Node("compile", needs: ["fetch"]), Node("link", needs: ["compile"]),
-                Node("test", needs: ["link"])]
+        nodes: [
+            Node("fetch"), Node("compile", needs: ["fetch"]), Node("link", needs: ["compile"]),
+            Node("test", needs: ["link"]),
+        ]
     )
     static let diamond = Shape(
         name: "diamond",
-        nodes: [Node("configure"), Node("compile app", needs: ["configure"]),
-                Node("compile tests", needs: ["configure"], queue: 1),
-                Node("test", needs: ["compile app", "compile tests"])]
+        nodes: [
+            Node("configure"), Node("compile app", needs: ["configure"]),
+            Node("compile tests", needs: ["configure"], queue: 1),
+            Node("test", needs: ["compile app", "compile tests"]),
+        ]
     )
     static let wideFanIn = Shape(
         name: "wide fan-in",
@@ -142,14 +148,20 @@ struct Shape: Sendable, CustomTestStringConvertible {
     )
     static let fanOut = Shape(
         name: "fan-out",
-        nodes: [Node("checkout"), Node("lint", needs: ["checkout"]), Node("build", needs: ["checkout"], queue: 1),
-                Node("docs", needs: ["checkout"], queue: 1)]
+        nodes: [
+            Node("checkout"), Node("lint", needs: ["checkout"]),
+            Node("build", needs: ["checkout"], queue: 1),
+            Node("docs", needs: ["checkout"], queue: 1),
+        ]
     )
     static let crossQueue = Shape(
         name: "cross-queue",
-        nodes: [Node("fetch", queue: 0), Node("compile", needs: ["fetch"], queue: 1),
-                Node("assets", needs: ["fetch"], queue: 0), Node("link", needs: ["compile"], queue: 0),
-                Node("bundle", needs: ["link", "assets"], queue: 1), Node("sign", needs: ["bundle"], queue: 0)]
+        nodes: [
+            Node("fetch", queue: 0), Node("compile", needs: ["fetch"], queue: 1),
+            Node("assets", needs: ["fetch"], queue: 0), Node("link", needs: ["compile"], queue: 0),
+            Node("bundle", needs: ["link", "assets"], queue: 1),
+            Node("sign", needs: ["bundle"], queue: 0),
+        ]
     )
 
     static let all: [Shape] = [chain, diamond, wideFanIn, fanOut, crossQueue]
@@ -166,7 +178,9 @@ struct Build {
     /// The plan lists the steps in the reverse of the shape's order, dependents before the steps
     /// they need: a correct plan does not care, and a queue then meets each dependent first.
     init(_ shape: Shape, recorder: Recorder<Event>) {
-        queues = [EagerQueue("queue A", recorder: recorder), EagerQueue("queue B", recorder: recorder)]
+        queues = [
+            EagerQueue("queue A", recorder: recorder), EagerQueue("queue B", recorder: recorder),
+        ]
         for node in shape.nodes.reversed() {
             let step = BuildStep(node.title, work: Build.work(node.title, recorder: recorder))
             steps[node.title] = step
@@ -175,7 +189,9 @@ struct Build {
     }
 
     /// Work that records its start and finish and returns `<title> output`.
-    static func work(_ title: String, recorder: Recorder<Event>) -> @Sendable ([String: String]) -> String {
+    static func work(_ title: String, recorder: Recorder<Event>)
+        -> @Sendable ([String: String]) -> String
+    {
         { _ in
             recorder.record(.start(title))
             recorder.record(.finish(title))
