@@ -57,7 +57,8 @@ final class EagerQueue: OperationQueue, @unchecked Sendable {
     /// On Linux a dependency tells its dependents it finished through unowned references: a
     /// cancelled step freed while the step it needs still works crashes the process when that
     /// step finishes. Releasing a queue that is still scheduling is not safe either.
-    private static let keptAlive = Protected<[EagerQueue]>([])
+    nonisolated(unsafe) private static var keptAlive: [EagerQueue] = []  // protected by keptAliveLock
+    private static let keptAliveLock = NSLock()
 
     /// Creates a queue called `label` that recognises a step's start in `recorder`.
     init(_ label: String, recorder: Recorder<Event>) {
@@ -65,7 +66,7 @@ final class EagerQueue: OperationQueue, @unchecked Sendable {
         self.recorder = recorder
         super.init()
         name = label
-        EagerQueue.keptAlive.withValue { $0.append(self) }
+        EagerQueue.keptAliveLock.withLock { EagerQueue.keptAlive.append(self) }
     }
 
     /// Every step handed to this queue, in order.
