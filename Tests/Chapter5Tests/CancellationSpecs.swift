@@ -44,7 +44,7 @@ struct CancellationSpecs {
             #expect(
                 !recorder.started(title),
                 """
-                “\(title)” ran its work although “checksum”, which the chain needs, was cancelled.
+                “\(title)” ran its work, but once “checksum” is cancelled nothing from it down the chain should run.
                 A dependent with a cancelled required input must cancel itself instead of running.
                 Timeline: \(recorder.timeline)
                 \(hint)
@@ -112,7 +112,7 @@ struct CancellationSpecs {
             received.value == ["changelog": "changelog output"] && !notes.isCancelled,
             """
             “release notes” (policy .runWithout) should run with only [“changelog”] as input; \
-            it received \(received.value.map { "\($0.sorted(by: <))" } ?? "nothing")\(notes.isCancelled ? " and was cancelled" : "").
+            it received \(describe(received.value))\(notes.isCancelled ? " and was cancelled" : "").
             \(hint)
             """
         )

@@ -88,6 +88,13 @@ struct OrderSpecs {
     }
 }
 
+/// Inputs in a stable order, for messages: `[“a”: “x”, “b”: “y”]`, or a note if there were none.
+func describe(_ inputs: [String: String]?) -> String {
+    guard let inputs else { return "nothing (its work never ran)" }
+    return "[" + inputs.sorted(by: <).map { "“\($0.key)”: “\($0.value)”" }.joined(separator: ", ")
+        + "]"
+}
+
 /// Titles in a stable order, for messages: `[]` or `[“a”, “b”]`.
 func describe(_ titles: Set<String>) -> String {
     "[" + titles.sorted().map { "“\($0)”" }.joined(separator: ", ") + "]"

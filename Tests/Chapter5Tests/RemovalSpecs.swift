@@ -44,7 +44,7 @@ struct RemovalSpecs {
             received.value == ["docs": "docs output"],
             """
             “report” lost its dependency on “lint” before it started, so its only input should be \
-            [“docs”]; it received \(received.value.map { "\($0.sorted(by: <))" } ?? "nothing").
+            [“docs”]; it received \(describe(received.value)).
             Timeline: \(recorder.timeline)
             \(hint)
             """

@@ -49,8 +49,8 @@ struct ResultSpecs {
         #expect(
             inputs == expected,
             """
-            “map” needs \(shards.count) shards and should have received \(expected.sorted(by: <)).
-            It received \(inputs.map { "\($0.sorted(by: <))" } ?? "nothing (its work never ran)").
+            “map” needs \(shards.count) shards and should have received \(describe(expected)).
+            It received \(describe(inputs)).
             Read each input from the step's own dependencies after they finished.
             Timeline: \(recorder.timeline)
             \(lesson.see("Pass results through the operations"))
@@ -123,7 +123,7 @@ struct ResultSpecs {
             #expect(
                 seen[flavour]?["compile"] == "\(flavour) objects",
                 """
-                The \(flavour) build's “link” received \(seen[flavour].map { "\($0.sorted(by: <))" } ?? "nothing (its work never ran)") \
+                The \(flavour) build's “link” received \(describe(seen[flavour])) \
                 as its inputs; its “compile” produced “\(flavour) objects”.
                 An output must travel on the step object, not through storage shared by title.
                 Timeline: \(recorder.timeline)
