@@ -5,13 +5,11 @@ import Synchronization
 ///
 /// Nobody adds an approval to a queue: it waits, unstarted, until `grant()` or `deny()` starts
 /// it by hand. Finishing is the signal; the steps that depend on it are then released.
-public final class Approval: Operation, @unchecked Sendable {
-    // Safe to share: `title` never changes and `decided` sits behind a Mutex.
-
+public final class Approval: Operation, @unchecked Sendable {  // immutable fields; `decided` is a Mutex
     /// A name for the event, used in messages.
     public let title: String
 
-    private let decided = Mutex(false)  // protected by its own lock; true once granted or denied
+    private let decided = Mutex(false)  // guards the decision: true once granted or denied
 
     /// Creates an approval that has not been given yet.
     public init(_ title: String) {

@@ -13,9 +13,7 @@ public enum CancelledInputPolicy: Sendable {
 ///
 /// A step reads its inputs from its dependencies, the operation objects themselves, when it
 /// starts; by then every one of them has finished, so their outputs are final.
-public final class BuildStep: Operation, @unchecked Sendable {
-    // Safe to share: `title`, `policy` and `work` never change; `result` sits behind a Mutex.
-
+public final class BuildStep: Operation, @unchecked Sendable {  // immutable fields; `result` is a Mutex
     /// The step's name, unique within its plan; the key of its output in a dependent's inputs.
     public let title: String
 
@@ -23,7 +21,7 @@ public final class BuildStep: Operation, @unchecked Sendable {
     public let policy: CancelledInputPolicy
 
     private let work: @Sendable ([String: String]) -> String
-    private let result = Mutex<String?>(nil)  // protected by its own lock; written once, by main
+    private let result = Mutex<String?>(nil)  // guards the output; written once, by main
 
     /// Creates a step called `title` that runs `work` on the outputs of the steps it needs.
     ///

@@ -46,8 +46,7 @@ struct Handoff: Sendable {
 /// It is the worst case the documents warn about ("once added, an operation may run at any
 /// time"), made certain: a dependency added after `addOperation` is always too late. It also
 /// logs what each step depended on when it arrived.
-final class EagerQueue: OperationQueue, @unchecked Sendable {
-    // Safe to share: `label` and `recorder` never change; `log` is a Protected box.
+final class EagerQueue: OperationQueue, @unchecked Sendable {  // immutable fields; `log` is Protected
     let label: String
     private let recorder: Recorder<Event>
     private let log = Protected<[Handoff]>([])
