@@ -1,0 +1,120 @@
+import Chapter5
+import Foundation
+import KataTestSupport
+import Testing
+
+@Suite("A cancelled step releases the steps that need it, and each of them decides")
+struct CancellationSpecs {
+    // A cancelled dependency counts as finished, so its dependents run main(). There they must
+    // notice it (dependency.isCancelled) and, for a required input, cancel themselves unrun.
+    // Covers: C39
+    @Test(
+        "a cancelled required input cancels the step, and the cancellation travels down the chain")
+    func requiredInputCancelsTheChain() async throws {
+        let recorder = Recorder<Event>()
+        let network = heldQueue("the network queue (suspended)", recorder: recorder)
+        defer { network.isSuspended = false }
+        let queues = [
+            network, EagerQueue("queue A", recorder: recorder),
+            EagerQueue("queue B", recorder: recorder),
+        ]
+        let titles = ["download", "checksum", "unpack", "install"]
+        var steps: [String: BuildStep] = [:]
+        var plan = BuildPlan()
+        for (index, title) in titles.enumerated() {
+            let step = BuildStep(title, work: Build.work(title, recorder: recorder))
+            steps[title] = step
+            plan.add(
+                step, needs: index == 0 ? [] : [titles[index - 1]],
+                on: queues[index == 0 ? 0 : 1 + index % 2])
+        }
+        let hint = lesson.see("When a dependency is cancelled")
+
+        try await launch(plan)
+        recorder.record(.note("checksum cancelled"))
+        steps["checksum"]?.cancel()
+        let released = await waitUntil(
+            "“install” to finish after “checksum” was cancelled",
+            hint:
+                "A cancelled step counts as finished and releases its dependents. Timeline: \(recorder.timeline)\n\(hint)"
+        ) { steps["install"]?.isFinished ?? false }
+        guard released else { return }
+
+        for title in ["checksum", "unpack", "install"] {
+            #expect(
+                !recorder.started(title),
+                """
+                “\(title)” ran its work, but once “checksum” is cancelled nothing from it down the chain should run.
+                A dependent with a cancelled required input must cancel itself instead of running.
+                Timeline: \(recorder.timeline)
+                \(hint)
+                """
+            )
+        }
+        for title in ["unpack", "install"] {
+            #expect(
+                steps[title]?.isCancelled == true && steps[title]?.output == nil,
+                "“\(title)” finished without being cancelled; call cancel() on it so that the steps after it learn too. \(hint)"
+            )
+        }
+    }
+
+    // A step that can do without an input (policy .runWithout) still runs when that input was
+    // cancelled, after it was released, and receives only the inputs that exist.
+    // Covers: C39
+    @Test("a cancelled optional input releases the step, which runs without that input")
+    func optionalInputIsLeftOut() async throws {
+        let recorder = Recorder<Event>()
+        let network = heldQueue("the network queue (suspended)", recorder: recorder)
+        defer { network.isSuspended = false }
+        let queues = [
+            EagerQueue("queue A", recorder: recorder), EagerQueue("queue B", recorder: recorder),
+        ]
+        let received = Protected<[String: String]?>(nil)
+
+        var plan = BuildPlan()
+        plan.add(
+            BuildStep("download", work: Build.work("download", recorder: recorder)), on: network)
+        let checksum = BuildStep("checksum", work: Build.work("checksum", recorder: recorder))
+        plan.add(checksum, needs: ["download"], on: queues[1])
+        plan.add(
+            BuildStep("changelog", work: Build.work("changelog", recorder: recorder)), on: queues[0]
+        )
+        let notes = BuildStep("release notes", ifInputCancelled: .runWithout) { inputs in
+            recorder.record(.start("release notes"))
+            received.withValue { $0 = inputs }
+            return "notes from \(inputs.keys.sorted())"
+        }
+        plan.add(notes, needs: ["checksum", "changelog"], on: queues[1])
+        let hint = lesson.see("When a dependency is cancelled")
+
+        try await launch(plan)
+        recorder.record(.note("checksum cancelled"))
+        checksum.cancel()
+        let released = await waitUntil(
+            "“release notes” to finish after “checksum” was cancelled",
+            hint: "Timeline: \(recorder.timeline)\n\(hint)"
+        ) { notes.isFinished }
+        guard released else { return }
+
+        let cancelledAt = recorder.position(of: .note("checksum cancelled")) ?? 0
+        let startedAt = recorder.position(of: .start("release notes"))
+        #expect(
+            startedAt.map { $0 > cancelledAt } ?? false,
+            """
+            “release notes” should start after “checksum” was cancelled (which releases it), and \
+            \(startedAt == nil ? "it never ran its work" : "it started before that").
+            Timeline: \(recorder.timeline)
+            \(hint)
+            """
+        )
+        #expect(
+            received.value == ["changelog": "changelog output"] && !notes.isCancelled,
+            """
+            “release notes” (policy .runWithout) should run with only [“changelog”] as input; \
+            it received \(describe(received.value))\(notes.isCancelled ? " and was cancelled" : "").
+            \(hint)
+            """
+        )
+    }
+}

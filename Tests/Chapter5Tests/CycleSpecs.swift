@@ -1,0 +1,98 @@
+import Chapter5
+import Foundation
+import KataTestSupport
+import Testing
+
+/// A graph with a cycle in it, and the titles the cycle is made of.
+struct CyclicShape: Sendable, CustomTestStringConvertible {
+    let shape: Shape
+    let cycle: Set<String>
+
+    var testDescription: String { shape.name }
+
+    static let all: [CyclicShape] = [
+        CyclicShape(
+            shape: Shape(
+                name: "two steps that need each other",
+                nodes: [
+                    Node("codegen", needs: ["schema"]),
+                    Node("schema", needs: ["codegen"], queue: 1),
+                ]
+            ),
+            cycle: ["codegen", "schema"]
+        ),
+        CyclicShape(
+            shape: Shape(
+                name: "a loop of three after a sound first step",
+                nodes: [
+                    Node("fetch"), Node("compile", needs: ["fetch", "test"]),
+                    Node("link", needs: ["compile"], queue: 1), Node("test", needs: ["link"]),
+                ]
+            ),
+            cycle: ["compile", "link", "test"]
+        ),
+        CyclicShape(
+            shape: Shape(
+                name: "a loop of four across both queues, beside a sound branch",
+                nodes: [
+                    Node("docs"), Node("lint", needs: ["docs"], queue: 1),
+                    Node("a", needs: ["d"]), Node("b", needs: ["a"], queue: 1),
+                    Node("c", needs: ["b"]), Node("d", needs: ["c", "docs"], queue: 1),
+                ]
+            ),
+            cycle: ["a", "b", "c", "d"]
+        ),
+    ]
+}
+
+@Suite("A plan with a cycle is refused before anything is enqueued")
+struct CycleSpecs {
+    // Steps in a cycle wait for each other forever. start() must search the graph first and
+    // throw BuildError.cycle naming the steps of the loop, before it wires or enqueues anything.
+    // Covers: C38
+    @Test(
+        "start() throws an error naming the steps of the cycle and enqueues nothing",
+        arguments: CyclicShape.all)
+    func cycleIsRefused(example: CyclicShape) async throws {
+        let recorder = Recorder<Event>()
+        let build = Build(example.shape, recorder: recorder)
+        let hint = lesson.see("Refuse cycles before you enqueue")
+
+        var thrown: BuildError?
+        do {
+            try await launch(build.plan)
+        } catch {
+            thrown = error
+        }
+        let enqueued = build.queues.flatMap(\.handoffs).map(\.title)
+
+        guard case .cycle(let titles)? = thrown else {
+            Issue.record(
+                """
+                start() \(thrown.map { "threw “\($0)”" } ?? "returned normally") for a plan with a cycle \
+                through \(describe(example.cycle)); expected BuildError.cycle naming those steps.
+                It handed \(enqueued.count) steps to the queues; steps in a cycle never run, they wait for each other forever.
+                \(hint)
+                """
+            )
+            return
+        }
+        #expect(
+            Set(titles) == example.cycle && titles.count == example.cycle.count,
+            "BuildError.cycle named \(titles.map { "“\($0)”" }); expected exactly the steps of the loop, \(describe(example.cycle)). \(hint)"
+        )
+        let needs = Dictionary(
+            uniqueKeysWithValues: example.shape.nodes.map { ($0.title, Set($0.needs)) })
+        let followsTheLoop = titles.indices.allSatisfy { index in
+            needs[titles[index]]?.contains(titles[(index + 1) % titles.count]) ?? false
+        }
+        #expect(
+            followsTheLoop,
+            "BuildError.cycle named \(titles.map { "“\($0)”" }): list them in order, each needing the next and the last needing the first. \(hint)"
+        )
+        #expect(
+            enqueued.isEmpty && build.steps.values.allSatisfy { $0.dependencies.isEmpty },
+            "start() threw, but only after it had enqueued \(enqueued) or wired dependencies. Check the whole graph first. \(hint)"
+        )
+    }
+}

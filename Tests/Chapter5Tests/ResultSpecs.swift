@@ -1,0 +1,135 @@
+import Chapter5
+import Foundation
+import KataTestSupport
+import Testing
+
+@Suite("Results travel from a finished step to its dependents through the step objects")
+struct ResultSpecs {
+    // The step must read each input from its dependencies (the BuildStep objects), not from a
+    // table somewhere else, and only the steps it needs may appear in its inputs.
+    // Covers: C40, C37
+    @Test("a step that needs several steps receives exactly their outputs, under their titles")
+    func fanInReceivesEveryOutput() async throws {
+        let recorder = Recorder<Event>()
+        let received = Protected<[String: String]?>(nil)
+        let queues = [
+            EagerQueue("queue A", recorder: recorder), EagerQueue("queue B", recorder: recorder),
+        ]
+        let shards = ["north", "south", "east", "west"]
+
+        // The plan lists "map" first: the order of add(_:needs:on:) must not matter.
+        var plan = BuildPlan()
+        let map = BuildStep("map") { inputs in
+            recorder.record(.start("map"))
+            received.withValue { $0 = inputs }
+            return "a map of \(inputs.count) regions"
+        }
+        plan.add(map, needs: shards, on: queues[1])
+        plan.add(
+            BuildStep("unrelated", work: Build.work("unrelated", recorder: recorder)), on: queues[0]
+        )
+        for (index, shard) in shards.enumerated() {
+            let step = BuildStep(shard) { _ in
+                recorder.record(.start(shard))
+                recorder.record(.finish(shard))
+                return "tiles of \(shard)"
+            }
+            plan.add(step, on: queues[index % 2])
+        }
+
+        try await launch(plan)
+        await waitUntil(
+            "“map” to finish",
+            hint: "Timeline: \(recorder.timeline)\n"
+                + lesson.see("Pass results through the operations")
+        ) { map.isFinished }
+
+        let expected = Dictionary(uniqueKeysWithValues: shards.map { ($0, "tiles of \($0)") })
+        let inputs = received.value
+        #expect(
+            inputs == expected,
+            """
+            “map” needs \(shards.count) shards and should have received \(describe(expected)).
+            It received \(describe(inputs)).
+            Read each input from the step's own dependencies after they finished.
+            Timeline: \(recorder.timeline)
+            \(lesson.see("Pass results through the operations"))
+            """
+        )
+        #expect(
+            map.output == "a map of 4 regions",
+            "“map”.output is \(map.output.map { "“\($0)”" } ?? "nil"); expected “a map of 4 regions”. \(lesson.see("Pass results through the operations"))"
+        )
+    }
+
+    // Two builds use the same step titles. If outputs live in a table shared by title, the
+    // slower build reads the other build's output. Keep each output on its own step object.
+    // Covers: C40
+    @Test("two builds with the same step titles each see their own outputs")
+    func twoBuildsKeepTheirOwnOutputs() async throws {
+        let recorder = Recorder<Event>()
+        let review = heldQueue("the review queue (suspended)", recorder: recorder)
+        defer { review.isSuspended = false }
+        let received = Protected<[String: [String: String]]>([:])
+        let queues = [
+            EagerQueue("queue A", recorder: recorder), EagerQueue("queue B", recorder: recorder),
+        ]
+
+        func build(_ flavour: String, reviewedOn reviewQueue: OperationQueue?) -> (
+            plan: BuildPlan, compile: BuildStep, link: BuildStep
+        ) {
+            var plan = BuildPlan()
+            let compile = BuildStep("compile") { _ in
+                recorder.record(.start("compile \(flavour)"))
+                return "\(flavour) objects"
+            }
+            let link = BuildStep("link") { inputs in
+                recorder.record(.start("link \(flavour)"))
+                received.withValue { $0[flavour] = inputs }
+                return "\(flavour) binary"
+            }
+            plan.add(compile, on: queues[0])
+            if let reviewQueue {
+                plan.add(
+                    BuildStep("review", work: Build.work("review", recorder: recorder)),
+                    on: reviewQueue)
+                plan.add(link, needs: ["compile", "review"], on: queues[1])
+            } else {
+                plan.add(link, needs: ["compile"], on: queues[1])
+            }
+            return (plan, compile, link)
+        }
+
+        let debug = build("debug", reviewedOn: review)
+        let release = build("release", reviewedOn: nil)
+        let hint = lesson.see("Pass results through the operations")
+
+        try await launch(debug.plan)
+        guard
+            await waitUntil(
+                "the debug build's “compile” to finish", hint: hint, { debug.compile.isFinished })
+        else { return }
+        try await launch(release.plan)
+        guard
+            await waitUntil(
+                "the release build's “link” to finish", hint: hint, { release.link.isFinished })
+        else { return }
+        recorder.record(.note("release build done"))
+        review.isSuspended = false
+        await waitUntil("the debug build's “link” to finish", hint: hint) { debug.link.isFinished }
+
+        let seen = received.value
+        for flavour in ["debug", "release"] {
+            #expect(
+                seen[flavour]?["compile"] == "\(flavour) objects",
+                """
+                The \(flavour) build's “link” received \(describe(seen[flavour])) \
+                as its inputs; its “compile” produced “\(flavour) objects”.
+                An output must travel on the step object, not through storage shared by title.
+                Timeline: \(recorder.timeline)
+                \(hint)
+                """
+            )
+        }
+    }
+}
