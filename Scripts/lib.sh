@@ -90,8 +90,12 @@ kata_run_chapter() {
 kata_spec_title() {
     local name=${2%%(*}
     awk -v name="$name" '
-        /@Test\(/ { title = $0; sub(/.*@Test\("/, "", title); sub(/".*/, "", title) }
-        $0 ~ "func " name "\\(" { print title; exit }
+        /@Test/ { title = ""; inside = 1 }
+        inside && title == "" && /"/ { title = $0; sub(/^[^"]*"/, "", title); sub(/".*/, "", title) }
+        inside && /func / {
+            if ($0 ~ "func " name "\\(") { print title; exit }
+            inside = 0
+        }
     ' Tests/Chapter"$1"Tests/*.swift
 }
 
@@ -100,8 +104,11 @@ kata_spec_hint() {
     local name=${2%%(*}
     awk -v name="$name" '
         /^[ \t]*\/\// { block = block $0 "\n"; next }
-        /@Test/ { hint = block }
-        $0 ~ "func " name "\\(" { printf "%s", hint; exit }
+        /@Test/ { hint = block; inside = 1 }
+        inside && /func / {
+            if ($0 ~ "func " name "\\(") { printf "%s", hint; exit }
+            inside = 0
+        }
         { block = "" }
     ' Tests/Chapter"$1"Tests/*.swift | sed 's/^[ \t]*\/\/ \{0,1\}//' | grep -v '^Covers:'
 }
