@@ -87,12 +87,7 @@ struct CancelledOperationsFinish {
         let queue = makeQueue()
 
         queue.enqueue([greeting, dependent])
-        guard
-            await waitUntil(
-                "start() to return and the work to pause at the gate",
-                hint: trace.lifecycle(missing: "start never returned or the work never began") + "\n"
-                    + lesson.see("The steps"), { trace.contains(.startReturned) && trace.contains(.workPaused) })
-        else { return }
+        guard await waitForPause(trace) else { return }
         trace.record(.cancelCalled)
         greeting.cancel()
 
@@ -149,12 +144,7 @@ struct CancelledOperationsFinish {
         #endif
 
         queue.enqueue([greeting, dependent])
-        guard
-            await waitUntil(
-                "start() to return and the work to pause at the gate",
-                hint: trace.lifecycle(missing: "start never returned or the work never began") + "\n"
-                    + lesson.see("The steps"), { trace.contains(.startReturned) && trace.contains(.workPaused) })
-        else { return }
+        guard await waitForPause(trace) else { return }
         trace.record(.cancelCalled)
         greeting.cancel()
         guard

@@ -134,6 +134,24 @@ func sentinel(_ trace: Recorder<Moment>, records moment: Moment = .sentinelRan) 
     BlockOperation { trace.record(moment) }
 }
 
+/// Waits until `start()` has returned and the work is paused at its gate.
+///
+/// - Returns: Whether both happened in time; if not, an issue names the step that never came.
+@discardableResult
+func waitForPause(
+    isolation: isolated (any Actor)? = #isolation,
+    _ trace: Recorder<Moment>,
+    see section: String = "The steps",
+    sourceLocation: SourceLocation = #_sourceLocation
+) async -> Bool {
+    await waitUntil(
+        "start() to return and the work to pause at the gate",
+        hint: trace.lifecycle(missing: "start never returned or the work never began") + "\n"
+            + lesson.see(section),
+        sourceLocation: sourceLocation,
+        { trace.contains(.startReturned) && trace.contains(.workPaused) })
+}
+
 /// Waits until `start()` has returned and the work is paused at its gate, then opens the gate.
 ///
 /// The work ends only after `start()` returned, so only an announcement can tell the world it is over.
@@ -146,14 +164,7 @@ func releaseAfterStartReturned(
     see section: String,
     sourceLocation: SourceLocation = #_sourceLocation
 ) async -> Bool {
-    guard
-        await waitUntil(
-            "start() to return and the work to pause at the gate",
-            hint: trace.lifecycle(missing: "start never returned or the work never began") + "\n"
-                + lesson.see(section),
-            sourceLocation: sourceLocation,
-            { trace.contains(.startReturned) && trace.contains(.workPaused) })
-    else { return false }
+    guard await waitForPause(trace, see: section, sourceLocation: sourceLocation) else { return false }
     trace.record(.gateOpened)
     gate.open()
     return true

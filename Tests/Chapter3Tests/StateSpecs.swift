@@ -31,12 +31,7 @@ struct StateIsOneCriticalSection {
         let readerCount = 4
 
         queue.enqueue([greeting, dependent])
-        guard
-            await waitUntil(
-                "start() to return and the work to pause at the gate",
-                hint: trace.lifecycle(missing: "start never returned or the work never began") + "\n"
-                    + lesson.see("The steps"), { trace.contains(.startReturned) && trace.contains(.workPaused) })
-        else { return }
+        guard await waitForPause(trace) else { return }
 
         defer { stop.withValue { $0 = true } }
         for _ in 0..<readerCount {
