@@ -58,7 +58,7 @@ struct CancellingTheWork {
     // Check isCancelled in start() before launching anything: a cancelled operation goes straight to
     // finished (announcing it), with CancellationError as its result, and creates no Task.
     // Covers: C21, C50, C61
-    @Test("an operation cancelled before it starts finishes at once, never calls the loader, and releases its dependent")
+    @Test("cancelled before it starts, it finishes at once, never calls the loader, and releases its dependent")
     func cancelledBeforeStart() async {
         let loader = ScriptedLoader()
         let operation = TracedThumbnail("a", loader: loader)
