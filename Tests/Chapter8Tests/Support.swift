@@ -156,7 +156,7 @@ func makeQueue(width: Int = OperationQueue.defaultMaxConcurrentOperationCount) -
     return queue
 }
 
-/// A block operation that records `event`, and what `reader`'s result was, when it runs.
+/// A block operation that depends on `operation` and records `event` when it runs, noting a missing result.
 func sentinel(after operation: TracedThumbnail, records event: String = "sentinel ran") -> BlockOperation {
     let trace = operation.trace
     let dependent = BlockOperation { [unowned operation] in
