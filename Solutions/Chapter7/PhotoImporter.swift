@@ -35,7 +35,8 @@ public final class PhotoImporter: Sendable {
     /// Adds one photo to the queue and returns its import.
     @discardableResult
     public func add(_ photo: String) -> PhotoImport {
-        let job = makeImport(photo)
+        let job = PhotoImport(photo: photo, source: source)
+        configure(job)
         queue.addOperation(job)
         return job
     }
@@ -90,7 +91,8 @@ public final class PhotoImporter: Sendable {
             done()
             return
         }
-        let batch = rest.prefix(batchSize).map(makeImport)
+        let batch = rest.prefix(batchSize).map { PhotoImport(photo: $0, source: source) }
+        batch.forEach(configure)
         let later = rest.dropFirst(batchSize)
         let nextBatch = BlockOperation { [self] in feed(later, batchSize: batchSize, then: done) }
         batch.forEach(nextBatch.addDependency)
@@ -98,9 +100,9 @@ public final class PhotoImporter: Sendable {
         queue.addOperations(batch, waitUntilFinished: false)
     }
 
-    /// Creates a fully configured import; the queue must never see a half-built one.
-    private func makeImport(_ photo: String) -> PhotoImport {
-        let job = PhotoImport(photo: photo, source: source)
+    /// Names `job`, gives it its completion block and records it; call before adding it.
+    private func configure(_ job: PhotoImport) {
+        let photo = job.photo
         job.name = photo
         let onReport = onReport
         // The block takes no arguments and runs after the copy is over: read the result from
@@ -111,6 +113,5 @@ public final class PhotoImporter: Sendable {
             OperationQueue.main.addOperation { onReport(photo, outcome) }
         }
         jobs.withLock { $0[photo] = job }
-        return job
     }
 }
