@@ -19,8 +19,9 @@ struct SuspensionSpecs {
 
         let ready = Protected(false)
         importer.pauseForEject { ready.withValue { $0 = true } }
+        let readyTooSoon = await comesTrue(within: .milliseconds(300)) { ready.value }
         #expect(
-            !ready.value,
+            !readyTooSoon,
             """
             pauseForEject said the card was ready while \(running.joined(separator: " and ")) were \
             still copying. Suspending a queue does not pause operations that are executing: wait \
