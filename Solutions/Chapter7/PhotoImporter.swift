@@ -55,7 +55,7 @@ public final class PhotoImporter: Sendable {
     public func pauseForEject(then ready: @escaping @Sendable () -> Void) {
         queue.isSuspended = true
         // Suspending does not pause what is running: wait for those copies to finish.
-        let running = queue.operations.filter(\.isExecuting)
+        let running = jobs.withLock { $0.values.filter(\.isExecuting) }
         let whenDone = BlockOperation(block: ready)
         running.forEach(whenDone.addDependency)
         control.addOperation(whenDone)
