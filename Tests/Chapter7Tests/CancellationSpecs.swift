@@ -45,6 +45,12 @@ struct CancellationSpecs {
             \(lesson.see("Cancelling is the only way out of a queue"))
             """
         )
+        if jobs.allSatisfy(\.isFinished) {
+            await waitUntil(
+                "the queue to empty once every cancelled import finished",
+                hint: lesson.see("Cancelling is the only way out of a queue")
+            ) { importer.queue.operationCount == 0 }
+        }
         source.completeAll()
     }
 

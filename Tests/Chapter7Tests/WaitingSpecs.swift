@@ -32,7 +32,14 @@ struct WaitingSpecs {
         let returned = Self.waitOnItsOwnThread(importer)
         // Give the waiter a head start; a queue-wide wait shows up at once.
         _ = await comesTrue(within: .milliseconds(500)) { queue.waits.value > 0 }
-        #expect(!returned.value, "waitForAll() returned while IMG_0001 was still copying.")
+        #expect(
+            !returned.value,
+            """
+            waitForAll() returned while IMG_0001 was still copying; it must block until the \
+            queue is empty.
+            \(lesson.see("Waiting for a queue to empty"))
+            """
+        )
 
         importer.add("IMG_0002")
         await waitUntil("the second photo to start copying") { source.hasStarted("IMG_0002") }
