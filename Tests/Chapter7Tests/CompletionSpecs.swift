@@ -47,6 +47,14 @@ struct CompletionSpecs {
         let importer = PhotoImporter(source: source, width: 1, onReport: reports.callback)
         importer.add("IMG_0001")
         await waitUntil("the photo to start copying") { source.hasStarted("IMG_0001") }
+        #expect(
+            source.wasStarted("IMG_0001", on: importer.queue),
+            """
+            Inside the import, OperationQueue.current should be the importer's queue, the one \
+            running it.
+            \(lesson.see("Which queue am I on?"))
+            """
+        )
         source.complete("IMG_0001")
         await waitUntil(
             "the report for IMG_0001",

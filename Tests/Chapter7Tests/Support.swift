@@ -16,12 +16,15 @@ final class HeldSource: PhotoSource {
         var held: [String: @Sendable (Int) -> Void] = [:]
         var running = 0
         var peak = 0
+        var queues: [String: ObjectIdentifier] = [:]
     }
     private let state = Protected(State())
 
     func copy(_ photo: String, done: @escaping @Sendable (Int) -> Void) {
+        let current = OperationQueue.current.map(ObjectIdentifier.init)
         state.withValue { state in
             state.started.append(photo)
+            state.queues[photo] = current
             state.held[photo] = done
             state.running += 1
             state.peak = max(state.peak, state.running)
@@ -36,6 +39,11 @@ final class HeldSource: PhotoSource {
 
     /// The most copies that were ever running at the same moment.
     var peak: Int { state.value.peak }
+
+    /// Whether the copy of `photo` was started by an operation running on `queue`.
+    func wasStarted(_ photo: String, on queue: OperationQueue) -> Bool {
+        state.value.queues[photo] == ObjectIdentifier(queue)
+    }
 
     /// Whether the copy of `photo` has started.
     func hasStarted(_ photo: String) -> Bool { started.contains(photo) }
