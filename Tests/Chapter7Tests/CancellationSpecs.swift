@@ -1,0 +1,94 @@
+import Chapter7
+import Foundation
+import KataTestSupport
+import Testing
+
+@Suite("Cancelling is the only way to take work back from a queue")
+struct CancellationSpecs {
+    // cancelAllOperations marks every import cancelled; the queue then starts each one, and a
+    // cancelled import must finish at once without copying. Suspending is not cancelling.
+    // Covers: C50, C51
+    @Test("cancelling the whole import skips every waiting photo, and the queue still drains")
+    func cancelAllDrainsTheQueue() async {
+        let source = HeldSource()
+        let importer = PhotoImporter(source: source, width: 1)
+        let names = photos(5)
+        let jobs = names.map { importer.add($0) }
+        await waitUntil("the first photo to start copying") { source.hasStarted(names[0]) }
+
+        importer.cancelAll()
+        source.complete(names[0])
+        await waitUntil(
+            "all five imports to finish after cancelAll() (queue still holds \(importer.queue.operationCount))",
+            hint: """
+                A cancelled operation leaves the queue only by being started and finishing; a \
+                suspended queue starts nothing.
+                \(lesson.see("Cancelling is the only way out of a queue"))
+                """
+        ) { jobs.allSatisfy(\.isFinished) || source.started.count > 1 }
+
+        #expect(
+            source.started == [names[0]],
+            """
+            After cancelAll() only \(names[0]) (already copying) should ever have been copied; \
+            copies started for \(source.started.joined(separator: ", ")). The queue starts \
+            cancelled operations too: start() must check isCancelled and finish without working.
+            \(lesson.see("Cancelling is the only way out of a queue"))
+            """
+        )
+        let outcomes = jobs.map(\.outcome)
+        #expect(
+            outcomes.allSatisfy { $0 == .cancelled },
+            """
+            Every import was cancelled, so every outcome should be .cancelled; they were \
+            \(outcomes.map { "\($0)" }.joined(separator: ", ")).
+            \(lesson.see("Cancelling is the only way out of a queue"))
+            """
+        )
+        if jobs.allSatisfy(\.isFinished) {
+            await waitUntil(
+                "the queue to empty once every cancelled import finished",
+                hint: lesson.see("Cancelling is the only way out of a queue")
+            ) { importer.queue.operationCount == 0 }
+        }
+        source.completeAll()
+    }
+
+    // There is no way to take one operation out of a queue except cancel(): dropping it from your
+    // own list, or lowering its priority, leaves it in the queue to run.
+    // Covers: C52
+    @Test("removing a waiting photo cancels it: it is never copied and the queue empties")
+    func removeCancels() async {
+        let source = HeldSource()
+        let importer = PhotoImporter(source: source, width: 1)
+        let names = photos(3)
+        let jobs = names.map { importer.add($0) }
+        await waitUntil("the first photo to start copying") { source.hasStarted(names[0]) }
+
+        importer.remove(jobs[1])
+        source.complete(names[0])
+        await waitUntil("another photo to start copying after the first") { source.started.count >= 2 }
+        #expect(
+            !source.hasStarted(names[1]),
+            """
+            \(names[1]) was removed while it waited, yet the queue started copying it \
+            (copies: \(source.started.joined(separator: " → "))). Once added, an operation belongs \
+            to the queue until it finishes; the only way to take it back is job.cancel().
+            \(lesson.see("Cancelling is the only way out of a queue"))
+            """
+        )
+
+        await waitUntil("the queue to empty") {
+            source.completeAll()
+            return importer.queue.operationCount == 0
+        }
+        #expect(
+            jobs[1].isCancelled && jobs[1].outcome == .cancelled,
+            """
+            The removed import should end cancelled, with outcome .cancelled; isCancelled is \
+            \(jobs[1].isCancelled) and the outcome is \(jobs[1].outcome).
+            \(lesson.see("Cancelling is the only way out of a queue"))
+            """
+        )
+    }
+}

@@ -1,0 +1,76 @@
+import Chapter7
+import Foundation
+import KataTestSupport
+import Testing
+
+@Suite("A completion block reports results read from the finished operation, on the main queue")
+struct CompletionSpecs {
+    // The completion block runs after the operation finishes and receives nothing: read the
+    // outcome from the operation inside the block, not when the block is set up.
+    // Covers: C56
+    @Test("each report carries the photo's outcome, known only once the copy is done")
+    func reportsCarryTheOutcome() async {
+        let source = HeldSource()
+        let reports = Reports()
+        let importer = PhotoImporter(source: source, width: 2, onReport: reports.callback)
+        importer.add("IMG_0001")
+        importer.add("IMG_0002")
+        await waitUntil("both photos to start copying") { source.started.count == 2 }
+
+        source.complete("IMG_0001", bytes: 1_234)
+        source.complete("IMG_0002", bytes: 5_678)
+        await waitUntil(
+            "a report for each of the two photos",
+            hint: lesson.see("Completion blocks report results")
+        ) { reports.log.count >= 2 }
+
+        let got = [reports.report(for: "IMG_0001")?.outcome, reports.report(for: "IMG_0002")?.outcome]
+        #expect(
+            got == [.imported(bytes: 1_234), .imported(bytes: 5_678)],
+            """
+            The reports said \(reports.log.timeline); expected IMG_0001: imported 1234 bytes and \
+            IMG_0002: imported 5678 bytes. A completion block takes no arguments and runs after \
+            the copy: read job.outcome inside it, not before.
+            \(lesson.see("Completion blocks report results"))
+            """
+        )
+    }
+
+    // OperationQueue.main runs its operations on the main queue, and OperationQueue.current there
+    // is .main. A completion block runs on some background thread: hop to the main queue yourself.
+    // Covers: C59, C58
+    @Test("reports arrive on the main queue, where OperationQueue.current is the main queue")
+    func reportsArriveOnTheMainQueue() async {
+        MainQueue.prepare()
+        let source = HeldSource()
+        let reports = Reports()
+        let importer = PhotoImporter(source: source, width: 1, onReport: reports.callback)
+        importer.add("IMG_0001")
+        await waitUntil("the photo to start copying") { source.hasStarted("IMG_0001") }
+        #expect(
+            source.wasStarted("IMG_0001", on: importer.queue),
+            """
+            Inside the import, OperationQueue.current should be the importer's queue, the one \
+            running it.
+            \(lesson.see("Which queue am I on?"))
+            """
+        )
+        source.complete("IMG_0001")
+        await waitUntil(
+            "the report for IMG_0001",
+            hint: lesson.see("Which queue am I on?")
+        ) { reports.log.count >= 1 }
+
+        let report = reports.log.all.first
+        #expect(
+            report?.onMainQueue == true && report?.currentIsMain == true,
+            """
+            The report ran \(report?.onMainQueue == true ? "on" : "off") the main queue, and \
+            OperationQueue.current there was \(report?.currentIsMain == true ? "" : "not ")the main \
+            queue. Completion blocks run on a background thread: deliver the report with \
+            OperationQueue.main.addOperation { … }.
+            \(lesson.see("Which queue am I on?"))
+            """
+        )
+    }
+}

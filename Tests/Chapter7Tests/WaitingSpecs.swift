@@ -1,0 +1,65 @@
+import Chapter7
+import Foundation
+import KataTestSupport
+import Testing
+
+@Suite("Waiting for a queue waits for work added while waiting")
+struct WaitingSpecs {
+    /// Calls `waitForAll()` on a thread of its own and notes when it returns.
+    ///
+    /// The wait is synchronous, so it never runs on the spec's task; the spec completes every
+    /// copy before it ends, so the thread is never left blocked.
+    static func waitOnItsOwnThread(_ importer: PhotoImporter) -> Protected<Bool> {
+        let returned = Protected(false)
+        Thread.detachNewThread {
+            importer.waitForAll()
+            returned.withValue { $0 = true }
+        }
+        return returned
+    }
+
+    // waitUntilAllOperationsAreFinished waits until the queue is empty, so it also waits for
+    // operations other threads add while it waits. Waiting on a snapshot of the queue does not.
+    // Covers: C55
+    @Test("waitForAll() returns only after photos another thread added during the wait")
+    func waitCoversLateArrivals() async {
+        let source = HeldSource()
+        let queue = WatchedQueue()
+        let importer = PhotoImporter(source: source, width: 2, queue: queue)
+        let first = importer.add("IMG_0001")
+        await waitUntil("the first photo to start copying") { source.hasStarted("IMG_0001") }
+
+        let returned = Self.waitOnItsOwnThread(importer)
+        // Give the waiter a head start; a queue-wide wait shows up at once.
+        _ = await comesTrue(within: .milliseconds(500)) { queue.waits.value > 0 }
+        #expect(
+            !returned.value,
+            """
+            waitForAll() returned while IMG_0001 was still copying; it must block until the \
+            queue is empty.
+            \(lesson.see("Waiting for a queue to empty"))
+            """
+        )
+
+        importer.add("IMG_0002")
+        await waitUntil("the second photo to start copying") { source.hasStarted("IMG_0002") }
+        source.complete("IMG_0001")
+        await waitUntil("the first photo to finish") { first.isFinished }
+        let returnedEarly = await comesTrue(within: .milliseconds(300)) { returned.value }
+        #expect(
+            !returnedEarly,
+            """
+            waitForAll() returned while IMG_0002, added by another thread during the wait, was \
+            still copying. Waiting on the operations that were in the queue when the wait began \
+            misses late arrivals; waitUntilAllOperationsAreFinished() waits until the queue is empty.
+            \(lesson.see("Waiting for a queue to empty"))
+            """
+        )
+
+        source.complete("IMG_0002")
+        await waitUntil(
+            "waitForAll() to return once every photo was imported",
+            hint: lesson.see("Waiting for a queue to empty")
+        ) { returned.value }
+    }
+}
