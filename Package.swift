@@ -6,7 +6,7 @@ import PackageDescription
 // package when KATA_CHAPTERN_SOURCES names one (Scripts/verify and Scripts/grade use this
 // for mutants and pristine starters).
 let environment = Context.environment
-let chapters = [1, 2, 3, 4, 5, 6, 8]
+let chapters = 1...8
 let useSolutions = environment["KATA_SOLUTIONS"] == "1"
 
 // Chapters
