@@ -16,7 +16,6 @@ extension Chapter1Specs {
             let releases = Recorder<Bool>()
             var adder: ListAdder? = ListAdder(numbers: [1, 2], probe: driver.probe)
             adder?.onRelease = { releases.record(MainQueue.isCurrent) }
-            MainQueue.prepare()
 
             adder?.add(3)
             await waitUntil("run 1 to start adding") { driver.pacer(1).arrivals == 1 }

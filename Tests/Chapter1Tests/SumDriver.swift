@@ -68,7 +68,6 @@ struct Redraw: Sendable, Equatable, CustomStringConvertible {
 extension ListAdder {
     /// Records every redraw of the total into `screen`.
     func draw(into screen: Recorder<Redraw>) {
-        MainQueue.prepare()
         onTotalChange = { text in screen.record(Redraw(text: text, onMainQueue: MainQueue.isCurrent)) }
     }
 }

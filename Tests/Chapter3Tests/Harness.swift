@@ -51,20 +51,6 @@ enum Moment: Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-extension Recorder where Event == Moment {
-    /// The lifecycle so far, ending with what never happened: `start returned → … → sentinel never ran`.
-    func lifecycle(missing: String) -> String {
-        "Lifecycle observed: \(timeline) → \(missing)"
-    }
-
-    /// Whether `earlier` was recorded, and before `later` if `later` was recorded at all.
-    func recorded(_ earlier: Moment, before later: Moment) -> Bool {
-        guard let first = position(of: earlier) else { return false }
-        guard let second = position(of: later) else { return true }
-        return first < second
-    }
-}
-
 /// A serial queue owned by one spec, which can tell whether code is running on it.
 final class WorkQueue: Sendable {
     /// The queue itself, to hand to the operation under test.
@@ -121,13 +107,6 @@ final class TracedGreeting: GreetingOperation, @unchecked Sendable {  // every s
     }
 }
 
-/// A queue of the given width for one spec. Never wait for it to drain: a broken operation never leaves it.
-func makeQueue(width: Int = OperationQueue.defaultMaxConcurrentOperationCount) -> OperationQueue {
-    let queue = OperationQueue()
-    queue.name = "Chapter3Tests.queue"
-    queue.maxConcurrentOperationCount = width
-    return queue
-}
 
 /// A block operation that records `moment` when it runs.
 func sentinel(_ trace: Recorder<Moment>, records moment: Moment = .sentinelRan) -> BlockOperation {
@@ -227,12 +206,3 @@ func waitForFinished(
         }
     }
 #endif
-
-extension OperationQueue {
-    /// Adds `operations` one by one, in order, without waiting for any of them.
-    func enqueue(_ operations: [Operation]) {
-        for operation in operations {
-            addOperation(operation)
-        }
-    }
-}

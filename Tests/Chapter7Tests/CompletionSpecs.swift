@@ -41,7 +41,6 @@ struct CompletionSpecs {
     // Covers: C59, C58
     @Test("reports arrive on the main queue, where OperationQueue.current is the main queue")
     func reportsArriveOnTheMainQueue() async {
-        MainQueue.prepare()
         let source = HeldSource()
         let reports = Reports()
         let importer = PhotoImporter(source: source, width: 1, onReport: reports.callback)

@@ -14,10 +14,7 @@ struct CancellingTheWork {
         let operation = TracedThumbnail("a", loader: loader)
         let dependent = sentinel(after: operation)
         let queue = makeQueue()
-        defer {
-            loader.releaseAll()
-            withExtendedLifetime((queue, operation, dependent)) {}
-        }
+        defer { loader.endSpec(keepingAlive: queue, operation, dependent) }
 
         queue.enqueue([operation, dependent])
         guard await waitForLaunch(operation, loader) else { return }
@@ -64,10 +61,7 @@ struct CancellingTheWork {
         let operation = TracedThumbnail("a", loader: loader)
         let dependent = sentinel(after: operation)
         let queue = makeQueue()
-        defer {
-            loader.releaseAll()
-            withExtendedLifetime((queue, operation, dependent)) {}
-        }
+        defer { loader.endSpec(keepingAlive: queue, operation, dependent) }
 
         operation.cancel()
         queue.enqueue([operation, dependent])

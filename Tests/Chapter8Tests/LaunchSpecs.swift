@@ -13,10 +13,7 @@ struct LaunchingTheWork {
         let loader = ScriptedLoader()
         let operation = TracedThumbnail("a", loader: loader)
         let queue = makeQueue()
-        defer {
-            loader.releaseAll()
-            withExtendedLifetime((queue, operation)) {}
-        }
+        defer { loader.endSpec(keepingAlive: queue, operation) }
 
         queue.addOperation(operation)
         guard await waitForLaunch(operation, loader) else { return }

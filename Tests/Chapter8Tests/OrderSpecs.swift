@@ -14,10 +14,7 @@ struct WaitingForTheWork {
         let operation = TracedThumbnail("a", loader: loader)
         let dependent = sentinel(after: operation)
         let queue = makeQueue()
-        defer {
-            loader.releaseAll()
-            withExtendedLifetime((queue, operation, dependent)) {}
-        }
+        defer { loader.endSpec(keepingAlive: queue, operation, dependent) }
 
         queue.enqueue([operation, dependent])
         guard await waitForLaunch(operation, loader) else { return }
@@ -61,10 +58,7 @@ struct WaitingForTheWork {
         let first = TracedThumbnail("a", loader: loader)
         let second = TracedThumbnail("b", loader: loader)
         let queue = makeQueue(width: 1)
-        defer {
-            loader.releaseAll()
-            withExtendedLifetime((queue, first, second)) {}
-        }
+        defer { loader.endSpec(keepingAlive: queue, first, second) }
 
         queue.enqueue([first, second])
         guard await waitForLaunch(first, loader) else { return }

@@ -17,10 +17,7 @@ struct PublishingTheResult {
             trace.record(operation.result == nil ? "completion ran (no result yet)" : "completion ran")
         }
         let queue = makeQueue()
-        defer {
-            loader.releaseAll()
-            withExtendedLifetime((queue, operation, dependent)) {}
-        }
+        defer { loader.endSpec(keepingAlive: queue, operation, dependent) }
 
         queue.enqueue([operation, dependent])
         guard await waitForLaunch(operation, loader) else { return }
@@ -65,10 +62,7 @@ struct PublishingTheResult {
         let operation = TracedThumbnail("a", loader: loader)
         let dependent = sentinel(after: operation)
         let queue = makeQueue()
-        defer {
-            loader.releaseAll()
-            withExtendedLifetime((queue, operation, dependent)) {}
-        }
+        defer { loader.endSpec(keepingAlive: queue, operation, dependent) }
 
         queue.enqueue([operation, dependent])
         guard await waitForLaunch(operation, loader) else { return }
@@ -101,10 +95,7 @@ struct PublishingTheResult {
         let loader = ScriptedLoader()
         let operation = TracedThumbnail("a", loader: loader)
         let queue = makeQueue()
-        defer {
-            loader.releaseAll()
-            withExtendedLifetime((queue, operation)) {}
-        }
+        defer { loader.endSpec(keepingAlive: queue, operation) }
 
         queue.addOperation(operation)
         guard await waitForLaunch(operation, loader) else { return }

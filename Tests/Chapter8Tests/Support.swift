@@ -65,6 +65,15 @@ final class ScriptedLoader: ThumbnailLoader, @unchecked Sendable {  // `steps` i
         for continuation in waiting { continuation.resume() }
     }
 
+    /// Ends a spec: lets every step return, keeping `objects` alive until then.
+    ///
+    /// Freeing a cancelled dependent while its dependency still runs can crash Foundation on
+    /// Linux, so a spec's queue and operations live until the spec is over.
+    func endSpec(keepingAlive objects: AnyObject...) {
+        releaseAll()
+        withExtendedLifetime(objects) {}
+    }
+
     private func pause(_ name: String) async throws {
         trace.record("\(name) began")
         try await withTaskCancellationHandler {
@@ -134,27 +143,7 @@ final class TracedThumbnail: ThumbnailOperation, @unchecked Sendable {  // immut
     var readsDuringProbe: Int { finishedReads.value.duringProbe }
 }
 
-extension Recorder<String> {
-    /// The timeline so far, ending with what never happened.
-    func lifecycle(missing: String) -> String {
-        "Timeline observed: \(timeline) → \(missing)"
-    }
 
-    /// Whether `earlier` was recorded, and before `later` if `later` was recorded at all.
-    func recorded(_ earlier: String, before later: String) -> Bool {
-        guard let first = position(of: earlier) else { return false }
-        guard let second = position(of: later) else { return true }
-        return first < second
-    }
-}
-
-/// A queue of the given width for one spec. Never wait for it to drain unbounded.
-func makeQueue(width: Int = OperationQueue.defaultMaxConcurrentOperationCount) -> OperationQueue {
-    let queue = OperationQueue()
-    queue.name = "Chapter8Tests.queue"
-    queue.maxConcurrentOperationCount = width
-    return queue
-}
 
 /// A block operation that depends on `operation` and records `event` when it runs, noting a missing result.
 func sentinel(after operation: TracedThumbnail, records event: String = "sentinel ran") -> BlockOperation {
@@ -208,14 +197,5 @@ func describe(_ result: Result<Thumbnail, any Error>?) -> String {
     case nil: "nil"
     case .success(let thumbnail)?: "success(\(thumbnail.name), \(thumbnail.width) px)"
     case .failure(let error)?: "failure(\(error))"
-    }
-}
-
-extension OperationQueue {
-    /// Adds `operations` one by one, in order, without waiting for any of them.
-    func enqueue(_ operations: [Operation]) {
-        for operation in operations {
-            addOperation(operation)
-        }
     }
 }

@@ -3,11 +3,11 @@ import Foundation
 /// A one-shot barrier: code under test waits at it until the spec opens it.
 ///
 /// A waiter gives up after a bounded time, so a spec that fails never hangs the test process.
-public final class Gate: @unchecked Sendable {  // `state` is only touched under `condition`
+public final class Gate: @unchecked Sendable {  // `isOpenNow` is only touched under `condition`
     /// A name used in failure messages.
     public let name: String
     private let condition = NSCondition()
-    private var state = (isOpen: false, arrivals: 0)  // protected by condition
+    private var isOpenNow = false  // protected by condition
 
     /// Creates a closed gate called `name`.
     public init(_ name: String) {
@@ -17,19 +17,14 @@ public final class Gate: @unchecked Sendable {  // `state` is only touched under
     /// Opens the gate for every current and future waiter.
     public func open() {
         condition.withLock {
-            state.isOpen = true
+            isOpenNow = true
             condition.broadcast()
         }
     }
 
     /// Whether the gate has been opened.
     public var isOpen: Bool {
-        condition.withLock { state.isOpen }
-    }
-
-    /// How many times a thread has arrived at the gate.
-    public var arrivals: Int {
-        condition.withLock { state.arrivals }
+        condition.withLock { isOpenNow }
     }
 
     /// Blocks until the gate opens or `timeout` passes; returns whether it opened.
@@ -37,9 +32,8 @@ public final class Gate: @unchecked Sendable {  // `state` is only touched under
     public func wait(timeout: Duration = Bound.standard) -> Bool {
         let deadline = Date.now.addingTimeInterval(timeout.timeInterval)
         return condition.withLock {
-            state.arrivals += 1
-            while !state.isOpen {
-                if !condition.wait(until: deadline) { return state.isOpen }
+            while !isOpenNow {
+                if !condition.wait(until: deadline) { return isOpenNow }
             }
             return true
         }

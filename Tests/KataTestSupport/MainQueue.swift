@@ -12,15 +12,10 @@ public enum MainQueue {
         return true
     }()
 
-    /// Whether the calling code is running on the main queue.
+    /// Whether the calling code is running on the main queue; the first call marks the queue.
     public static var isCurrent: Bool {
         _ = marked
         return DispatchQueue.getSpecific(key: key) ?? false
-    }
-
-    /// Marks the main queue; call before any code under test may ask `isCurrent`.
-    public static func prepare() {
-        _ = marked
     }
 
     /// Suspends until the main queue has run everything enqueued before this call.

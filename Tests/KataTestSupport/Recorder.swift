@@ -30,6 +30,11 @@ public final class Recorder<Event: Sendable>: Sendable {
         let events = all
         return events.isEmpty ? "(nothing recorded)" : events.map { "\($0)" }.joined(separator: " → ")
     }
+
+    /// The log as one line that ends with what never happened: `start returned → … → sentinel never ran`.
+    public func lifecycle(missing: String) -> String {
+        "Observed: \(timeline) → \(missing)"
+    }
 }
 
 extension Recorder where Event: Equatable {
@@ -41,5 +46,12 @@ extension Recorder where Event: Equatable {
     /// The position of the first `event` in the log, if it was recorded.
     public func position(of event: Event) -> Int? {
         all.firstIndex(of: event)
+    }
+
+    /// Whether `earlier` was recorded, and before `later` if `later` was recorded at all.
+    public func recorded(_ earlier: Event, before later: Event) -> Bool {
+        guard let first = position(of: earlier) else { return false }
+        guard let second = position(of: later) else { return true }
+        return first < second
     }
 }
