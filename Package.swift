@@ -3,10 +3,15 @@ import PackageDescription
 
 // Every chapter's code builds from its starter (`Chapters/ChapterN`) by default, from the
 // reference (`Solutions/ChapterN`) when KATA_SOLUTIONS=1, and from any folder inside the
-// package when KATA_CHAPTERN_SOURCES names one (Scripts/verify and Scripts/grade use this
-// for mutants and pristine starters).
+// package when KATA_CHAPTERN_SOURCES names one (the scripts use this for mutants, controls and
+// pristine starters). KATA_CHAPTER=3 (or 3,5) builds only those chapters, so that a chapter
+// that does not compile cannot stop another chapter's specs.
 let environment = Context.environment
-let chapters = 1...8
+let allChapters = 1...8
+let chapters =
+    environment["KATA_CHAPTER"].map { list in
+        list.split(separator: ",").compactMap { Int($0) }.filter(allChapters.contains)
+    } ?? Array(allChapters)
 let useSolutions = environment["KATA_SOLUTIONS"] == "1"
 
 // Chapters

@@ -2,17 +2,36 @@ import Foundation
 import Testing
 
 /// The limits every wait in a spec stays within.
+///
+/// Every bound is multiplied by `KATA_TIME_SCALE` (default 1): set it to 2 or 3 on a slow or
+/// shared machine, where correct code may need longer to show what a spec waits for.
 public enum Bound {
-    /// How long a spec waits for something that should happen at once (seconds, not minutes).
-    public static let standard: Duration = .seconds(5)
+    /// The factor from `KATA_TIME_SCALE` that stretches every bound; 1 when unset or invalid.
+    public static let scale: Double = {
+        guard let text = ProcessInfo.processInfo.environment["KATA_TIME_SCALE"],
+            let factor = Double(text), factor > 0
+        else { return 1 }
+        return factor
+    }()
+
+    /// How long a spec waits for something that should happen at once.
+    public static let standard: Duration = scaled(.seconds(2))
+
+    /// `duration` stretched by `scale`: use it for every wait and window a spec defines itself.
+    public static func scaled(_ duration: Duration) -> Duration {
+        duration * scale
+    }
 }
 
 /// Waits, suspending, until `condition` holds; records an issue naming `event` if it never does.
 ///
 /// - Parameters:
 ///   - event: What the spec is waiting for, phrased so that "… never happened" reads well.
-///   - timeout: How long to wait; a few seconds at most.
+///   - timeout: How long to wait; `Bound.standard` unless the spec has a reason.
 ///   - hint: The lesson to learn if it never happens; appended to the issue.
+///   - verdict: Says why the event can no longer happen (the operation finished without it,
+///     the queue drained), or nil while it still can. The wait then fails at once, naming the
+///     reason, instead of running out its bound.
 ///   - condition: Checked repeatedly until it returns true or the time is up.
 /// - Returns: Whether the condition came true in time.
 @discardableResult
@@ -21,12 +40,24 @@ public func waitUntil(
     _ event: @autoclosure () -> String,
     timeout: Duration = Bound.standard,
     hint: @autoclosure () -> String = "",
+    givingUpWhen verdict: () -> String? = { nil },
     sourceLocation: SourceLocation = #_sourceLocation,
     _ condition: () -> Bool
 ) async -> Bool {
-    if await comesTrue(within: timeout, condition) { return true }
-    recordTimeout(event(), timeout, hint(), sourceLocation)
-    return false
+    let deadline = ContinuousClock.now + timeout
+    while !condition() {
+        if let reason = verdict() {
+            if condition() { return true }  // it happened just before the verdict
+            record("Expected \(event()), but \(reason).", hint(), sourceLocation)
+            return false
+        }
+        if ContinuousClock.now >= deadline {
+            recordTimeout(event(), timeout, hint(), sourceLocation)
+            return false
+        }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return true
 }
 
 /// Checks `condition` until it holds or `timeout` passes, recording nothing either way.
@@ -72,7 +103,10 @@ private func recordTimeout(
     _ event: String, _ timeout: Duration, _ hint: String, _ sourceLocation: SourceLocation
 ) {
     let seconds = String(format: "%g", timeout.timeInterval)
-    var message = "Waited \(seconds) s for \(event), but it never happened."
-    if !hint.isEmpty { message += "\n" + hint }
-    Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
+    record("Waited \(seconds) s for \(event), but it never happened.", hint, sourceLocation)
+}
+
+private func record(_ message: String, _ hint: String, _ sourceLocation: SourceLocation) {
+    let text = hint.isEmpty ? message : message + "\n" + hint
+    Issue.record(Comment(rawValue: text), sourceLocation: sourceLocation)
 }
