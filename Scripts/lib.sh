@@ -65,15 +65,22 @@ kata_verdicts() {
     ' "$1" | sort -t "$(printf '\t')" -k2,3
 }
 
+# Seconds a whole chapter's run, and one spec's run, may take before it counts as hung;
+# both stretch with KATA_TIME_SCALE, like the specs' own bounds.
+kata_seconds() {
+    awk -v base="$1" -v scale="${KATA_TIME_SCALE:-1}" 'BEGIN { s = base * scale; if (s < base) s = base; printf "%d\n", s }'
+}
+
 # Runs chapter $1's specs with the given extra `swift test` arguments; writes verdicts to $2
-# and the log to $2.log. Returns 0 when the run completed (whatever its verdicts), 1 when the
-# build failed, 2 when the test process crashed, 124 when it timed out.
+# and the log to $2.log. Only chapter $1 is built (KATA_CHAPTER), so another chapter that does
+# not compile cannot stop it. Returns 0 when the run completed (whatever its verdicts), 1 when
+# the build failed, 2 when the test process crashed, 124 when it timed out.
 kata_run_chapter() {
     local chapter=$1 out=$2
     shift 2
     local xml="$out.xunit.xml"
     rm -f "$out" "$xml" "${xml%.xml}-swift-testing.xml"
-    kata_run_bounded "${KATA_RUN_SECONDS:-300}" "$out.log" \
+    KATA_CHAPTER=$chapter kata_run_bounded "${KATA_RUN_SECONDS:-$(kata_seconds 300)}" "$out.log" \
         swift test "$@" --filter "Chapter${chapter}Tests\\." --xunit-output "$xml"
     local status=$?
     kata_verdicts "${xml%.xml}-swift-testing.xml" > "$out"
@@ -84,6 +91,37 @@ kata_run_chapter() {
         return 2
     fi
     return 0
+}
+
+# After chapter $1's run into $2 crashed or hung, runs each of its specs in a process of its
+# own (extra `swift test` arguments follow), so that a trap or a hang costs only the spec that
+# caused it. Rewrites $2 with a verdict per spec: pass, fail, crash (the process died) or hang
+# (it did not end within KATA_SPEC_SECONDS). Returns 1 if the specs could not even be listed.
+kata_isolate_specs() {
+    local chapter=$1 out=$2 id suite name pattern status one=$2.one
+    shift 2
+    KATA_CHAPTER=$chapter swift test list "$@" 2> "$out.list.log" | grep "^Chapter${chapter}Tests\\." > "$out.list"
+    [ -s "$out.list" ] || return 1
+    : > "$out.isolated"
+    while IFS= read -r id; do
+        suite=$(printf '%s' "${id%/*}" | tr '/' '.')
+        name=${id##*/}
+        pattern=$(printf '%s' "${id%%(*}" | sed 's/[.[\*^$+?{}|]/\\&/g')
+        rm -f "$one.xunit.xml" "$one.xunit-swift-testing.xml"
+        KATA_CHAPTER=$chapter kata_run_bounded "${KATA_SPEC_SECONDS:-$(kata_seconds 30)}" "$one.log" \
+            swift test "$@" --skip-build --filter "$pattern\\(" --xunit-output "$one.xunit.xml"
+        status=$?
+        kata_verdicts "$one.xunit-swift-testing.xml" | grep -F "	$name" | head -1 > "$one"
+        if [ "$status" -eq 124 ]; then
+            printf 'hang\t%s\t%s\n' "$suite" "$name"
+        elif [ -s "$one" ] && ! grep -q "exited with unexpected signal" "$one.log"; then
+            cat "$one"
+        else
+            printf 'crash\t%s\t%s\n' "$suite" "$name"
+        fi >> "$out.isolated"
+        { printf '\n=== %s\n' "$id"; cat "$one.log"; } >> "$out.log"
+    done < "$out.list"
+    sort -t "$(printf '\t')" -k2,3 "$out.isolated" > "$out"
 }
 
 # The display name of spec function $2 (such as `totalIsShown()`) in chapter $1's specs.
@@ -116,4 +154,38 @@ kata_spec_hint() {
 # Escapes $1 for a JSON string.
 kata_json_string() {
     printf '"%s"' "$(printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g' | awk 'BEGIN { ORS = "" } NR > 1 { print "\\n" } { print }')"
+}
+
+# One line on the first data race in ThreadSanitizer log $2: its kind and the lines of chapter
+# $1's code that took part.
+kata_race_summary() {
+    local kind places
+    kind=$(grep -m1 "WARNING: ThreadSanitizer" "$2" | sed 's/.*WARNING: ThreadSanitizer: //; s/ (pid=.*//')
+    places=$(awk '/WARNING: ThreadSanitizer/ { n++ } n == 1' "$2" |
+        grep -oE "(Chapters|Solutions)/Chapter$1/[^ :]+:[0-9]+" | awk '!seen[$0]++' | head -2 | tr '\n' ' ')
+    printf 'ThreadSanitizer: %s%s' "${kind:-a data race}" "${places:+, at $places}"
+}
+
+# The lesson section of chapter $1 that teaches its races (a ## heading that names races or
+# ThreadSanitizer), or the lesson itself.
+kata_race_section() {
+    local heading
+    heading=$(grep -m1 -iE '^## .*(race|threadsanitizer)' "Chapters/Chapter$1/README.md" | sed 's/^## //')
+    if [ -n "$heading" ]; then
+        printf 'Chapters/Chapter%s/README.md, section “%s”' "$1" "$heading"
+    else
+        printf 'Chapters/Chapter%s/README.md' "$1"
+    fi
+}
+
+# The hint lines of level $3 (2 or 3) for spec function $2 in chapter $1's hints file.
+kata_spec_hint_level() {
+    local name=${2%%(*} file=Tests/Hints/Chapter$1.md
+    [ -f "$file" ] || return 0
+    awk -v name="$name" -v level="$3" '
+        /^## / { inside = ($0 == "## " name); current = 0; next }
+        !inside { next }
+        /^[0-9]+\. / { current = $0; sub(/\..*/, "", current); if (current == level) { line = $0; sub(/^[0-9]+\. /, "", line); print line }; next }
+        current == level && NF { sub(/^[ \t]+/, ""); print }
+    ' "$file"
 }
