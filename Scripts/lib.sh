@@ -1,4 +1,5 @@
-# Shared by Scripts/grade, Scripts/verify and Scripts/reset; sourced, never run.
+# shellcheck shell=bash
+# Shared by the scripts in this folder; sourced, never run.
 # Needs only bash 3.2, git, the Swift toolchain and POSIX tools.
 
 # The chapters the manifest lists, one number per line.
