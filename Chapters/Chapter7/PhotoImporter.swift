@@ -1,15 +1,16 @@
 import Foundation
 
 /// An importer that copies photos from a source through one operation queue.
-public final class PhotoImporter: @unchecked Sendable {  // the queue does its own locking, right?
+public final class PhotoImporter: @unchecked Sendable {  // `waiting` is only touched under `lock`
     /// The queue the imports run on.
     public let queue: OperationQueue
     private let source: any PhotoSource
     private let onReport: @Sendable (String, ImportOutcome) -> Void
-    /// How many copies run at once; the queue spreads its work over this many threads.
+    /// How many copies may run at once.
     private let width: Int
-    /// Photos added but not started yet.
-    private var waiting: [PhotoImport] = []
+    private let lock = NSLock()
+    /// The photos still to import, as the import list shows them.
+    private var waiting: [PhotoImport] = []  // protected by lock
 
     /// Creates an importer that copies from `source`, at most `width` photos at a time.
     ///
@@ -25,44 +26,37 @@ public final class PhotoImporter: @unchecked Sendable {  // the queue does its o
         onReport: @escaping @Sendable (String, ImportOutcome) -> Void = { _, _ in }
     ) {
         queue.name = "photo import"
+        queue.qualityOfService = .utility
         self.queue = queue
         self.source = source
         self.onReport = onReport
-        self.width = width  // the queue picks up the width from the work it gets
+        self.width = width
     }
 
-    /// Adds one photo to the queue and returns its import.
+    /// Adds one photo to the queue and returns its import, named after the photo.
     @discardableResult
     public func add(_ photo: String) -> PhotoImport {
-        let job = PhotoImport(photo: photo, source: source)
+        let job = makeImport(photo)
         queue.addOperation(job)
-        waiting.append(job)
-        // Now that the queue has it, give it a name and a way to report back.
-        job.name = photo
-        let onReport = onReport
-        // completionBlock takes no arguments, so hand it the outcome up front.
-        job.completionBlock = { [outcome = job.outcome] in
-            onReport(photo, outcome)  // completion blocks run on the main thread
-        }
+        track(job)
         return job
     }
 
     /// Takes a waiting photo off the list.
     public func remove(_ job: PhotoImport) {
-        // OperationQueue has no removeOperation, so drop it from our own list instead.
-        waiting.removeAll { $0 === job }
+        lock.withLock { waiting.removeAll { $0 === job } }
     }
 
     /// Stops the whole import.
     public func cancelAll() {
-        // Stop the queue: nothing in it will run any more.
+        // Hold the queue still so that nothing starts while we cancel.
         queue.isSuspended = true
-        waiting.removeAll()
+        queue.cancelAllOperations()
+        lock.withLock { waiting.removeAll() }
     }
 
     /// Stops new copies from starting and calls `ready` once the copies already running are done.
     public func pauseForEject(then ready: @escaping @Sendable () -> Void) {
-        // A suspended queue freezes everything in it, so the card is safe to pull right away.
         queue.isSuspended = true
         ready()
     }
@@ -74,7 +68,6 @@ public final class PhotoImporter: @unchecked Sendable {  // the queue does its o
 
     /// Blocks the calling thread until the queue is empty, including photos added meanwhile.
     public func waitForAll() {
-        // Wait for each photo in the queue, one after another.
         for job in queue.operations {
             job.waitUntilFinished()
         }
@@ -85,17 +78,49 @@ public final class PhotoImporter: @unchecked Sendable {  // the queue does its o
     public func importAll(
         _ photos: [String], batchSize: Int, then done: @escaping @Sendable () -> Void
     ) {
-        // The queue only runs `width` at a time anyway, so hand it everything now.
-        let jobs = photos.map { add($0) }
+        // Each batch starts only when the one before it has finished.
+        var previous: [PhotoImport] = []
+        var all: [PhotoImport] = []
+        for start in stride(from: 0, to: photos.count, by: max(1, batchSize)) {
+            let batch = photos[start..<min(start + batchSize, photos.count)].map(makeImport)
+            for job in batch {
+                previous.forEach(job.addDependency)
+            }
+            previous = batch
+            all += batch
+        }
         let finished = BlockOperation(block: done)
-        jobs.forEach(finished.addDependency)
-        queue.addOperation(finished)
+        all.forEach(finished.addDependency)
+        queue.addOperations(all + [finished], waitUntilFinished: false)
+        all.forEach(track)
     }
 
     /// The outcome of the import of `photo`, if this importer ever added it.
     public func outcome(of photo: String) -> ImportOutcome? {
-        // The queue holds every operation it was given.
         let job = queue.operations.first { $0.name == photo } as? PhotoImport
         return job?.outcome
+    }
+
+    private func makeImport(_ photo: String) -> PhotoImport {
+        let job = PhotoImport(photo: photo, source: source)
+        job.name = photo
+        return job
+    }
+
+    /// Puts `job` on the import list and reports it once it is done.
+    private func track(_ job: PhotoImport) {
+        lock.withLock { waiting.append(job) }
+        let photo = job.photo
+        let onReport = onReport
+        // Capturing `job` in its own completion block would keep it alive forever.
+        let outcome = job.outcome
+        job.completionBlock = { [weak self] in
+            self?.untrack(photo)
+            onReport(photo, outcome)
+        }
+    }
+
+    private func untrack(_ photo: String) {
+        lock.withLock { waiting.removeAll { $0.photo == photo } }
     }
 }

@@ -32,7 +32,7 @@ public final class PhotoImporter: Sendable {
         self.onReport = onReport
     }
 
-    /// Adds one photo to the queue and returns its import.
+    /// Adds one photo to the queue and returns its import, named after the photo.
     @discardableResult
     public func add(_ photo: String) -> PhotoImport {
         let job = PhotoImport(photo: photo, source: source)

@@ -15,8 +15,8 @@ final class CountingSource: PhotoSource {
 
 @Suite("A large import feeds the queue in batches instead of flooding it")
 struct BatchSpecs {
-    // Adding a thousand operations at once costs memory and gains nothing: add one batch, and
-    // add the next only when that batch has finished.
+    // Adding a thousand operations at once costs memory and gains nothing. Look at how many
+    // imports importAll hands the queue before any of them has finished.
     // Covers: C57, C58
     @Test(
         "importing 1,000 photos never leaves more unfinished imports in the queue than one batch",
@@ -42,8 +42,7 @@ struct BatchSpecs {
             """
             With batches of \(batchSize), the queue should never hold more than \(batchSize) \
             unfinished imports; right after one hand-off it held \(queue.peakUnfinished). Add the \
-            next batch only when the current one has finished (a dependency or a completion \
-            block tells you).
+            next batch only when the current one has finished.
             \(lesson.see("Feed a queue in batches"))
             """
         )
@@ -55,5 +54,73 @@ struct BatchSpecs {
             \(lesson.see("Feed a queue in batches"))
             """
         )
+        // One import per photo is the unit of work; bookkeeping may cost an operation per batch,
+        // not one per photo.
+        let allowed = 1_000 + (1_000 + batchSize - 1) / batchSize + 1
+        let added = queue.operationsAdded.value
+        #expect(
+            added <= allowed,
+            """
+            For 1,000 photos in batches of \(batchSize), the import queue received \(added) \
+            operations. Each operation should be worth its overhead: one import per photo, and at \
+            most one helper per batch.
+            \(lesson.see("Feed a queue in batches"))
+            """
+        )
+    }
+
+    // A batch is done when every one of its imports has finished, in whatever order they end.
+    // Look at what the next batch waits for in importAll, and whether importAll itself waits.
+    // Covers: C57, C58
+    @Test("the next batch is added only after every photo of the current batch finished")
+    func nextBatchWaitsForTheWholeBatch() async {
+        let events = Recorder<String>()
+        let source = HeldSource(events: events)
+        let reports = Reports()
+        let queue = WatchedQueue(log: events)
+        let importer = PhotoImporter(source: source, width: 3, queue: queue, onReport: reports.callback)
+        let names = photos(6)
+        let done = Protected(false)
+        let returned = Protected(false)
+        // importAll runs on a thread of its own: if it blocked until its batches were copied,
+        // it would otherwise block the spec, which is the one completing the copies.
+        Thread.detachNewThread {
+            importer.importAll(names, batchSize: 3) { done.withValue { $0 = true } }
+            returned.withValue { $0 = true }
+        }
+        await waitUntil("the first batch to start copying") { source.started.count >= 3 }
+        await waitUntil(
+            "importAll to return while its first batch was still copying",
+            hint: """
+                importAll hands work to the queue and returns; waiting for a batch belongs to the \
+                queue (addOperations(_:waitUntilFinished: false)).
+                \(lesson.see("Configure, then enqueue"))
+                """
+        ) { returned.value }
+
+        // The batch ends out of order, last photo first; each report arrives before the next
+        // copy ends, so a next batch started too early has long been handed over.
+        for photo in [names[2], names[0], names[1]] {
+            source.complete(photo)
+            await waitUntil(
+                "the report for \(photo)",
+                hint: lesson.see("Completion blocks report results")
+            ) { reports.report(for: photo) != nil }
+        }
+        await waitUntil("the second batch to start copying") { source.started.count >= 6 }
+        #expect(
+            events.recorded("\(names[1]) completed", before: "\(names[3]) handed to the queue"),
+            """
+            \(names[3]) was handed to the queue before every photo of the first batch had \
+            finished. The next batch waits for the whole batch, whichever photo ends last.
+            Observed: \(events.timeline)
+            \(lesson.see("Feed a queue in batches"))
+            """
+        )
+
+        await waitUntil("importAll to call done after the second batch") {
+            source.completeAll()
+            return done.value
+        }
     }
 }

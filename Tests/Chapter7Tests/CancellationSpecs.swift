@@ -5,8 +5,8 @@ import Testing
 
 @Suite("Cancelling is the only way to take work back from a queue")
 struct CancellationSpecs {
-    // cancelAllOperations marks every import cancelled; the queue then starts each one, and a
-    // cancelled import must finish at once without copying. Suspending is not cancelling.
+    // cancelAllOperations marks every import cancelled; the queue then starts each one. Look at
+    // cancelAll, and at what PhotoImport.start() and the end of a copy do with isCancelled.
     // Covers: C50, C51
     @Test("cancelling the whole import skips every waiting photo, and the queue still drains")
     func cancelAllDrainsTheQueue() async {
@@ -24,7 +24,12 @@ struct CancellationSpecs {
                 A cancelled operation leaves the queue only by being started and finishing; a \
                 suspended queue starts nothing.
                 \(lesson.see("Cancelling is the only way out of a queue"))
-                """
+                """,
+            givingUpWhen: {
+                importer.queue.isSuspended
+                    ? "the queue is suspended: it starts nothing, so the cancelled imports cannot finish"
+                    : nil
+            }
         ) { jobs.allSatisfy(\.isFinished) || source.started.count > 1 }
 
         #expect(
@@ -54,8 +59,8 @@ struct CancellationSpecs {
         source.completeAll()
     }
 
-    // There is no way to take one operation out of a queue except cancel(): dropping it from your
-    // own list, or lowering its priority, leaves it in the queue to run.
+    // There is no way to take one operation out of a queue but one. Look at what remove(_:) does
+    // to the import itself.
     // Covers: C52
     @Test("removing a waiting photo cancels it: it is never copied and the queue empties")
     func removeCancels() async {

@@ -11,8 +11,8 @@ struct ConfigurationSpecs {
         case importAll = "importAll(_:batchSize:then:)"
     }
 
-    // Once addOperation returns, the queue may already have started (or finished) the operation:
-    // set its name and completion block first, whichever add method you use.
+    // Once addOperation returns, the queue may already have started (or finished) the operation.
+    // Look at the order of the lines around each addOperation in PhotoImporter.
     // Covers: C58
     @Test("every import reaches the queue already named and with its completion block", arguments: Entry.allCases)
     func configuredBeforeHandOff(_ entry: Entry) async {
@@ -25,18 +25,29 @@ struct ConfigurationSpecs {
         case .importAll: importer.importAll(names, batchSize: 3) {}
         }
 
+        await waitUntil("\(entry.rawValue) to hand the three imports to the importer's queue") {
+            queue.handOffs.count >= 3
+        }
         let imports = queue.handOffs.all.prefix(3)
+        let unnamed = imports.filter { $0.name != $0.photo }.map(\.photo)
         #expect(
-            imports.count == 3,
-            "\(entry.rawValue) handed \(imports.count) of 3 imports to the importer's queue."
-        )
-        let bare = imports.filter { $0.name == nil || !$0.hasCompletionBlock }
-        #expect(
-            bare.isEmpty,
+            unnamed.isEmpty,
             """
-            Through \(entry.rawValue), \(bare.count) of \(imports.count) imports reached the queue \
-            without a name or a completion block; they were set after adding. The queue may start \
-            an operation the moment it has it: configure it fully, then add it.
+            Through \(entry.rawValue), \(unnamed.joined(separator: ", ")) reached the queue without \
+            its photo's name; it was set after adding. The queue may start an operation the moment \
+            it has it: configure it fully, then add it.
+            \(lesson.see("Configure, then enqueue"))
+            """
+        )
+        // A design that reports through another operation needs no completion block; one that has
+        // a completion block must have set it before the queue could finish the import.
+        let late = imports.filter { !$0.hasCompletionBlock && queue.handedImport($0.photo)?.completionBlock != nil }
+        #expect(
+            late.isEmpty,
+            """
+            Through \(entry.rawValue), \(late.map(\.photo).joined(separator: ", ")) got a \
+            completion block only after it reached the queue. If the import had already finished, \
+            that block would never run: set it before adding.
             \(lesson.see("Configure, then enqueue"))
             """
         )

@@ -6,26 +6,43 @@ import Testing
 @Suite("An importer keeps its own references to the imports whose results it needs")
 struct ReferenceSpecs {
     // A queue lets go of an operation as soon as it finishes, so queue.operations cannot find it
-    // afterwards. Keep your own reference (a dictionary by photo) to read the outcome later.
+    // afterwards. Look at where outcome(of:) searches, for photos from add and from importAll.
     // Covers: C60
-    @Test("the outcome of a photo is still known after the queue has let go of its import")
-    func outcomeOutlivesTheQueue() async {
+    @Test(
+        "the outcome of a photo is known while it copies and after the queue let go of it",
+        arguments: ConfigurationSpecs.Entry.allCases
+    )
+    func outcomeOutlivesTheQueue(_ entry: ConfigurationSpecs.Entry) async {
         let source = HeldSource()
-        let importer = PhotoImporter(source: source, width: 1)
-        importer.add("IMG_0001")
-        await waitUntil("the photo to start copying") { source.hasStarted("IMG_0001") }
-        source.complete("IMG_0001", bytes: 4_096)
-        await waitUntil("the queue to let go of the finished import") {
-            importer.queue.operationCount == 0
+        let reports = Reports()
+        let importer = PhotoImporter(source: source, width: 1, onReport: reports.callback)
+        switch entry {
+        case .add: importer.add("IMG_0001")
+        case .importAll: importer.importAll(["IMG_0001"], batchSize: 1) {}
         }
+        await waitUntil("the photo to start copying") { source.hasStarted("IMG_0001") }
+        let whileCopying = importer.outcome(of: "IMG_0001")
+        #expect(
+            whileCopying == .pending,
+            """
+            Through \(entry.rawValue): while IMG_0001 was copying, outcome(of:) returned \
+            \(whileCopying.map { "\($0)" } ?? "nil"); expected pending.
+            \(lesson.see("Keep your own references"))
+            """
+        )
 
+        source.complete("IMG_0001", bytes: 4_096)
+        await waitUntil("the queue to let go of the finished import and report it") {
+            importer.queue.operationCount == 0 && reports.report(for: "IMG_0001") != nil
+        }
         let outcome = importer.outcome(of: "IMG_0001")
         #expect(
             outcome == .imported(bytes: 4_096),
             """
-            outcome(of: "IMG_0001") returned \(outcome.map { "\($0)" } ?? "nil") after the import \
-            finished; expected imported(bytes: 4096). The queue no longer lists a finished \
-            operation: keep your own reference to each import.
+            Through \(entry.rawValue): outcome(of: "IMG_0001") returned \
+            \(outcome.map { "\($0)" } ?? "nil") after the import finished; expected \
+            imported(bytes: 4096). The queue no longer lists a finished operation: keep your own \
+            reference to each import.
             \(lesson.see("Keep your own references"))
             """
         )

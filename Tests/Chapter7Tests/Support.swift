@@ -19,6 +19,13 @@ final class HeldSource: PhotoSource {
         var queues: [String: ObjectIdentifier] = [:]
     }
     private let state = Protected(State())
+    /// Starts and completions as they happen (`IMG_0001 started`, `IMG_0001 completed`).
+    let events: Recorder<String>
+
+    /// Creates a card; `events` may be shared with other recorders of the spec.
+    init(events: Recorder<String> = Recorder()) {
+        self.events = events
+    }
 
     func copy(_ photo: String, done: @escaping @Sendable (Int) -> Void) {
         let current = OperationQueue.current.map(ObjectIdentifier.init)
@@ -28,6 +35,7 @@ final class HeldSource: PhotoSource {
             state.held[photo] = done
             state.running += 1
             state.peak = max(state.peak, state.running)
+            events.record("\(photo) started")
         }
     }
 
@@ -53,6 +61,7 @@ final class HeldSource: PhotoSource {
         let done = state.withValue { state -> (@Sendable (Int) -> Void)? in
             guard let done = state.held.removeValue(forKey: photo) else { return nil }
             state.running -= 1
+            events.record("\(photo) completed")
             return done
         }
         done?(bytes)
@@ -71,29 +80,50 @@ final class InstantSource: PhotoSource {
     }
 }
 
-/// A queue that notes what the importer hands it and when someone waits for it to empty.
-final class WatchedQueue: OperationQueue, @unchecked Sendable {  // adds only locked recorders
+/// A queue that notes the imports the importer hands it and when someone waits for it to empty.
+///
+/// It can also start its operations on one serial dispatch queue of its own (`serialStarts`),
+/// so that `settle()` can tell when every start it has handed out so far has run.
+final class WatchedQueue: OperationQueue, @unchecked Sendable {  // adds only locked recorders and a constant
     /// What the queue saw when an import arrived.
     struct HandOff: Sendable {
+        let photo: String
         let name: String?
         let hasCompletionBlock: Bool
-        /// How many operations the queue held that had not finished, this one included.
-        let unfinished: Int
     }
 
-    /// Every operation handed over, in order.
+    /// Every import handed over, in order; other operations the importer adds are not noted.
     let handOffs = Recorder<HandOff>()
+    /// How many operations of any kind were handed over.
+    let operationsAdded = Protected(0)
+    /// Every import handed over, by photo.
+    private let imports = Protected<[String: PhotoImport]>([:])
     /// How many times `waitUntilAllOperationsAreFinished` was called.
     let waits = Protected(0)
+    /// The serial queue the operations start on, when asked for; kept here because
+    /// `underlyingQueue` does not retain it.
+    private let starts: DispatchQueue?
+    /// Where hand-offs are also written, next to other events of the spec.
+    private let log: Recorder<String>?
+
+    /// Creates a queue; with `serialStarts`, every operation starts on one serial dispatch queue.
+    init(serialStarts: Bool = false, log: Recorder<String>? = nil) {
+        starts = serialStarts ? DispatchQueue(label: "spec starts") : nil
+        self.log = log
+        super.init()
+        if let starts { underlyingQueue = starts }
+    }
 
     override func addOperation(_ op: Operation) {
-        super.addOperation(op)
         note([op])
+        super.addOperation(op)
+        noteUnfinished([op])
     }
 
     override func addOperations(_ ops: [Operation], waitUntilFinished wait: Bool) {
-        super.addOperations(ops, waitUntilFinished: false)
         note(ops)
+        super.addOperations(ops, waitUntilFinished: false)
+        noteUnfinished(ops)
         if wait { ops.forEach { $0.waitUntilFinished() } }
     }
 
@@ -102,22 +132,44 @@ final class WatchedQueue: OperationQueue, @unchecked Sendable {  // adds only lo
         super.waitUntilAllOperationsAreFinished()
     }
 
-    /// The most unfinished operations the queue held right after any hand-off.
+    /// The most unfinished imports the queue held right after any hand-off.
     var peakUnfinished: Int {
-        handOffs.all.map(\.unfinished).max() ?? 0
+        unfinishedAtHandOff.value.max() ?? 0
     }
 
+    /// Suspends until every start this queue handed to its serial dispatch queue so far has run.
+    ///
+    /// The queue hands an operation to Dispatch the moment it decides to start it; a block
+    /// enqueued behind those starts runs only after all of them.
+    func settle(isolation: isolated (any Actor)? = #isolation) async {
+        guard let starts else { return }
+        let done = Protected(false)
+        starts.async { done.withValue { $0 = true } }
+        await waitUntil("the queue's pending starts to run") { done.value }
+    }
+
+    /// The import of `photo` this queue was handed, if any.
+    func handedImport(_ photo: String) -> PhotoImport? {
+        imports.value[photo]
+    }
+
+    private let unfinishedAtHandOff = Protected<[Int]>([])
+
     private func note(_ ops: [Operation]) {
-        let unfinished = operations.filter { !$0.isFinished }.count
-        for op in ops {
+        operationsAdded.withValue { $0 += ops.count }
+        for case let job as PhotoImport in ops {
+            imports.withValue { $0[job.photo] = job }
             handOffs.record(
-                HandOff(
-                    name: op.name,
-                    hasCompletionBlock: op.completionBlock != nil,
-                    unfinished: unfinished
-                )
+                HandOff(photo: job.photo, name: job.name, hasCompletionBlock: job.completionBlock != nil)
             )
+            log?.record("\(job.photo) handed to the queue")
         }
+    }
+
+    private func noteUnfinished(_ ops: [Operation]) {
+        guard ops.contains(where: { $0 is PhotoImport }) else { return }
+        let unfinished = operations.filter { $0 is PhotoImport && !$0.isFinished }.count
+        unfinishedAtHandOff.withValue { $0.append(unfinished) }
     }
 }
 
@@ -127,8 +179,9 @@ final class Reports: Sendable {
     struct Report: Sendable, CustomStringConvertible {
         let photo: String
         let outcome: ImportOutcome
+        /// Whether the report ran on the main queue, asked of the queue itself: under `swift test`
+        /// on Linux, `Thread.isMainThread` (and with it `OperationQueue.current`) cannot tell.
         let onMainQueue: Bool
-        let currentIsMain: Bool
 
         var description: String { "\(photo): \(outcome)" }
     }
@@ -143,8 +196,7 @@ final class Reports: Sendable {
                 Report(
                     photo: photo,
                     outcome: outcome,
-                    onMainQueue: MainQueue.isCurrent,
-                    currentIsMain: OperationQueue.current === OperationQueue.main
+                    onMainQueue: MainQueue.isCurrent
                 )
             )
         }

@@ -19,7 +19,7 @@ struct WaitingSpecs {
     }
 
     // waitUntilAllOperationsAreFinished waits until the queue is empty, so it also waits for
-    // operations other threads add while it waits. Waiting on a snapshot of the queue does not.
+    // operations other threads add while it waits. Look at what waitForAll waits on.
     // Covers: C55
     @Test("waitForAll() returns only after photos another thread added during the wait")
     func waitCoversLateArrivals() async {
@@ -30,8 +30,11 @@ struct WaitingSpecs {
         await waitUntil("the first photo to start copying") { source.hasStarted("IMG_0001") }
 
         let returned = Self.waitOnItsOwnThread(importer)
-        // Give the waiter a head start; a queue-wide wait shows up at once.
-        _ = await comesTrue(within: .milliseconds(500)) { queue.waits.value > 0 }
+        // The waiter must be waiting before the second photo arrives. A queue-wide wait shows
+        // itself at once; a wait written another way gets a short head start.
+        _ = await comesTrue(within: Bound.scaled(.milliseconds(200))) {
+            queue.waits.value > 0 || returned.value
+        }
         #expect(
             !returned.value,
             """
@@ -42,20 +45,22 @@ struct WaitingSpecs {
         )
 
         importer.add("IMG_0002")
-        await waitUntil("the second photo to start copying") { source.hasStarted("IMG_0002") }
         source.complete("IMG_0001")
         await waitUntil("the first photo to finish") { first.isFinished }
-        let returnedEarly = await comesTrue(within: .milliseconds(300)) { returned.value }
+        // A wait that covers only what it saw wakes up as soon as IMG_0001 finishes.
+        let returnedEarly = await comesTrue(within: Bound.scaled(.milliseconds(150))) { returned.value }
         #expect(
             !returnedEarly,
             """
-            waitForAll() returned while IMG_0002, added by another thread during the wait, was \
-            still copying. Waiting on the operations that were in the queue when the wait began \
-            misses late arrivals; waitUntilAllOperationsAreFinished() waits until the queue is empty.
+            waitForAll() returned while IMG_0002, added by another thread during the wait, had not \
+            been imported. Waiting on the operations that were there when the wait began (or on \
+            a barrier placed then) misses late arrivals; waitUntilAllOperationsAreFinished() waits \
+            until the queue is empty.
             \(lesson.see("Waiting for a queue to empty"))
             """
         )
 
+        await waitUntil("the second photo to start copying") { source.hasStarted("IMG_0002") }
         source.complete("IMG_0002")
         await waitUntil(
             "waitForAll() to return once every photo was imported",
