@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Adds up a fixed list of numbers on a queue's thread and formats the total for the screen.
 ///
@@ -9,14 +8,16 @@ import Synchronization
 /// - `total` and `formattedTotal` are serially confined: `main()` writes them once, at the
 ///   end, and they mean something only after `isFinished`; the lock makes even an early read
 ///   safe from any thread (it sees `nil`).
-public final class AdderOperation: Operation, @unchecked Sendable {  // `result` is locked; the rest is immutable
+public final class AdderOperation: Operation, @unchecked Sendable {  // `result` is only touched under `lock`; the rest is immutable
     /// The numbers to add up: the operation's own copy, taken when it was created.
     public let numbers: [Int]
     /// Which recalculation of the list this is, counting from 1.
     public let run: Int
 
     private let probe: @Sendable (SumEvent) -> Void
-    private let result = Mutex<(total: Int, formatted: String)?>(nil)  // written once, by main()
+    // NSLock, not Mutex: on Linux, ThreadSanitizer understands NSLock but reports a Mutex as a race.
+    private let lock = NSLock()
+    private var result: (total: Int, formatted: String)?  // protected by lock; written once, by main()
 
     /// Creates an operation that adds up `numbers` for recalculation `run`.
     public init(numbers: [Int], run: Int = 1, probe: @escaping @Sendable (SumEvent) -> Void = silentProbe) {
@@ -28,12 +29,12 @@ public final class AdderOperation: Operation, @unchecked Sendable {  // `result`
 
     /// The total, or `nil` until the operation has finished without being cancelled.
     public var total: Int? {
-        result.withLock { $0?.total }
+        lock.withLock { result?.total }
     }
 
     /// The total formatted for the screen, or `nil` until the operation has finished.
     public var formattedTotal: String? {
-        result.withLock { $0?.formatted }
+        lock.withLock { result?.formatted }
     }
 
     public override func main() {
@@ -51,6 +52,6 @@ public final class AdderOperation: Operation, @unchecked Sendable {  // `result`
         let formatter = NumberFormatter()
         formatter.numberStyle = .decimal
         let formatted = formatter.string(from: total as NSNumber) ?? String(total)
-        result.withLock { $0 = (total, formatted) }
+        lock.withLock { result = (total, formatted) }
     }
 }

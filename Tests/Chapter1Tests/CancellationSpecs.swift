@@ -6,23 +6,26 @@ import Testing
 extension Chapter1Specs {
     @Suite("Work whose result nobody will use stops early")
     struct CancellationSpecs {
-        // Hint: the owner holds on to the running operation. When the list changes again, it
-        // cancels that operation before starting a new one.
+        // Hint: ListAdder, "Cancel work nobody will use". The owner holds on to the running
+        // operation; when the list changes again, it cancels that operation before starting a new one.
         // Covers: C4, C7
-        @Test("a recalculation that a newer change supersedes stops before its end")
+        @Test("a recalculation that a newer change supersedes stops before its end, and changes nothing")
         @MainActor
         func supersededSumStops() async {
             let driver = SumDriver()
             defer { driver.releaseAll() }
+            let screen = Recorder<Redraw>()
             let adder = ListAdder(numbers: [1, 2, 3], probe: driver.probe)
+            adder.draw(into: screen)
 
             adder.add(4)  // run 1: four numbers
             driver.pacer(1).allow(1)
             await waitUntil("run 1 to reach its second number") { driver.pacer(1).arrivals == 2 }
-            adder.add(5)  // run 2 makes run 1 pointless
-            driver.releaseAll()
+            adder.add(5)  // run 2 makes run 1 pointless; run 2 waits at its first number
+            driver.pacer(1).releaseAll()
 
-            await waitUntil("run 1 to stop", hint: driver.events.timeline) { driver.numbersAdded(by: 1) != nil }
+            guard await driver.resultReachedOwner(run: 1) else { return }
+            await MainQueue.drain()
             let added = driver.numbersAdded(by: 1) ?? 0
             #expect(
                 added < 4,
@@ -30,6 +33,15 @@ extension Chapter1Specs {
                 Run 1 was superseded at its second number but still added all \(added) numbers. \
                 Its result will be thrown away, so it should have been cancelled and stopped.
                 Events: \(driver.events.timeline)
+                \(lesson.see("Cancel work nobody will use"))
+                """
+            )
+            #expect(
+                screen.count == 0 && adder.isRecalculating,
+                """
+                Run 1 was cancelled while run 2 was still adding up. Expected the screen to stay as \
+                it was, spinner on; it redrew \(screen.all.map(\.text)) and isRecalculating is \
+                \(adder.isRecalculating). Only the newest recalculation's result may change the model.
                 \(lesson.see("Cancel work nobody will use"))
                 """
             )

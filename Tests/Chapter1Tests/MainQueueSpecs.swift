@@ -6,10 +6,27 @@ extension Chapter1Specs {
     @Suite("The screen is only ever updated on the main queue")
     @MainActor
     struct MainQueueSpecs {
-        // Hint: the sum may run anywhere, but the result must be handed back to the main queue
-        // before it touches the model or the screen.
+        /// What the screen reads from the model: the total it shows and whether it shows a spinner.
+        struct ModelState: Equatable, CustomStringConvertible {
+            let total: String
+            let spinning: Bool
+
+            init(total: String, spinning: Bool) {
+                self.total = total
+                self.spinning = spinning
+            }
+
+            init(_ adder: ListAdder) {
+                self.init(total: adder.formattedTotal, spinning: adder.isRecalculating)
+            }
+
+            var description: String { "“\(total)”\(spinning ? " with spinner" : "")" }
+        }
+
+        // Hint: ListAdder, "Show results on the main queue". The sum may run anywhere, but its
+        // result goes to the main queue before it touches the model or calls onTotalChange.
         // Covers: C1, C9
-        @Test("a new total is shown on the main queue")
+        @Test("a new total changes the model and the screen only on the main queue")
         func totalIsShownOnTheMainQueue() async {
             let driver = SumDriver(paced: false)
             let screen = Recorder<Redraw>()
@@ -17,6 +34,30 @@ extension Chapter1Specs {
             adder.draw(into: screen)
 
             adder.add(3)
+            // Keep the main queue busy reading the model until the sum has stopped and its
+            // result has had time to travel. Nothing can run on the main queue meanwhile, so any
+            // change seen here was made from another thread.
+            var seen = [ModelState(adder)]
+            let giveUp = ContinuousClock.now + Bound.standard
+            var settled: ContinuousClock.Instant?
+            while ContinuousClock.now < giveUp {
+                let state = ModelState(adder)
+                if state != seen.last { seen.append(state) }
+                if settled == nil, driver.stoppedCount > 0 {
+                    settled = ContinuousClock.now + Bound.scaled(.milliseconds(100))
+                }
+                if let settled, ContinuousClock.now >= settled { break }
+            }
+            #expect(
+                seen.count == 1,
+                """
+                While the main queue was busy, the model changed under it: \
+                \(seen.map(\.description).joined(separator: " → ")). formattedTotal and \
+                isRecalculating are screen state: only the main queue may change them, or the \
+                screen reads them half-updated (a data race).
+                \(lesson.see("Show results on the main queue"))
+                """
+            )
 
             await waitUntil(
                 "the screen to be told about the new total",
@@ -27,11 +68,20 @@ extension Chapter1Specs {
                 redraw.onMainQueue,
                 """
                 The screen redrew \(redraw), but the total must change on the main queue: UI state \
-                changed from a background thread is a data race, and UIKit or AppKit would crash.
+                changed from a background thread is a data race, and UIKit or AppKit may crash.
                 \(lesson.see("Show results on the main queue"))
                 """
             )
             #expect(redraw.text == "6", "Expected the screen to show 6 for [1, 2, 3]; it showed “\(redraw.text)”.")
+            let final = ModelState(adder)
+            #expect(
+                final == ModelState(total: "6", spinning: false),
+                """
+                After the new total was shown, the model reads \(final); expected “6” and no \
+                spinner (isRecalculating false).
+                \(lesson.see("Show results on the main queue"))
+                """
+            )
         }
     }
 }

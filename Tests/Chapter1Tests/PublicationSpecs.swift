@@ -6,32 +6,53 @@ import Testing
 extension Chapter1Specs {
     @Suite("An operation's results mean something only once it has finished")
     struct PublicationSpecs {
-        // Hint: keep the running total in a local variable; store the result once, at the end,
-        // behind a lock so that any thread may read it.
+        /// What a reader saw in the adder's two result properties at one moment.
+        struct Reading: Sendable, Equatable, CustomStringConvertible {
+            let total: Int?
+            let formatted: String?
+
+            var description: String { "\(total.map(String.init) ?? "nil")/“\(formatted ?? "nil")”" }
+        }
+
+        // Hint: AdderOperation, "Publish results only when finished". Keep the running total
+        // local, store the result once at the end, and make reading it safe from any thread.
         // Covers: C5, C8
-        @Test("an adder's total stays empty until it has finished")
+        @Test("an adder's total stays empty until it has finished, whoever reads it and when")
         func totalIsPublishedOnlyWhenFinished() async {
             let driver = SumDriver()
             defer { driver.releaseAll() }
             let adder = AdderOperation(numbers: [1, 2, 3], run: 1, probe: driver.probe)
-            let queue = OperationQueue()
+            let queue = makeQueue()
+            // A second reader on its own thread, sharing no lock with the adder.
+            let watcher = Watcher { Reading(total: adder.total, formatted: adder.formattedTotal) }
             queue.addOperation(adder)
 
             driver.pacer(1).allow(2)
             await waitUntil("the adder to reach its last number") { driver.pacer(1).arrivals == 3 }
-            let early = (adder.total, adder.formattedTotal)
+            let early = Reading(total: adder.total, formatted: adder.formattedTotal)
             #expect(
-                early.0 == nil && early.1 == nil,
+                early == Reading(total: nil, formatted: nil),
                 """
-                Halfway through, the adder already reported total \(String(describing: early.0)) \
-                and “\(early.1 ?? "")”. A reader cannot tell a partial total from a real one: \
-                results must appear only when the operation has finished.
+                Halfway through, the adder already reported \(early). A reader cannot tell a \
+                partial total from a real one: results must appear only when the operation has \
+                finished.
                 \(lesson.see("Publish results only when finished"))
                 """
             )
 
             driver.releaseAll()
             await waitUntil("the adder to finish") { adder.isFinished }
+            let seen = await watcher.stop()
+            // The two properties are read one after the other, so each may be before or after.
+            #expect(
+                seen.allSatisfy { [nil, 6].contains($0.total) && [nil, "6"].contains($0.formatted) },
+                """
+                A thread reading the results while the adder ran saw \
+                \(seen.map(\.description).joined(separator: " → ")). Any thread may read them at \
+                any time: before the end it must see nil, afterwards the final total.
+                \(lesson.see("Publish results only when finished"))
+                """
+            )
             #expect(adder.total == 6, "Expected the finished adder's total to be 6 for [1, 2, 3].")
             #expect(adder.formattedTotal == "6", "Expected the finished adder to format its total as “6”.")
         }

@@ -6,8 +6,9 @@ extension Chapter1Specs {
     @Suite("A stale total never replaces a newer one")
     @MainActor
     struct StaleResultSpecs {
-        // Hint: results can arrive out of order. Remember which recalculation is the newest and
-        // drop any result that comes from another one.
+        // Hint: ListAdder, "Never let a stale total win". Results can arrive in any order.
+        // Remember which recalculation is the newest, and drop a result from any other one,
+        // even one for a list of the same length.
         // Covers: C3, C7
         @Test("a long sum that ends after a newer one does not overwrite it")
         func lateOldTotalIsDiscarded() async {
@@ -21,20 +22,71 @@ extension Chapter1Specs {
             driver.pacer(1).allow(3)
             await waitUntil("run 1 to reach its last number") { driver.pacer(1).arrivals == 4 }
 
-            adder.add(5)  // run 2: [1, 2, 3, 4, 5], runs to the end
+            adder.remove(at: 0)  // run 2: [2, 3, 4]
+            adder.add(5)  // run 3: [2, 3, 4, 5], as many numbers as run 1 had
             driver.pacer(2).releaseAll()
-            await waitUntil("the screen to show 15, the total of run 2") { screen.contains { $0.text == "15" } }
+            driver.pacer(3).releaseAll()
+            await waitUntil(
+                "the results of runs 2 and 3 to reach the list's owner, and the screen to show 14",
+                hint: """
+                    Report .delivered(run:) for every result that comes back to the main queue, \
+                    also a cancelled or stale one. Events: \(driver.events.timeline)
+                    \(lesson.see("Never let a stale total win"))
+                    """
+            ) { driver.wasDelivered(2) && driver.wasDelivered(3) && screen.contains { $0.text == "14" } }
 
             driver.pacer(1).releaseAll()  // run 1 finishes last
-            await waitUntil("the result of run 1 to reach the list's owner") { driver.wasDelivered(1) }
+            guard await driver.resultReachedOwner(run: 1) else { return }
             await MainQueue.drain()
 
             let shown = screen.all.map(\.text)
             #expect(
-                shown.last == "15" && adder.formattedTotal == "15",
+                shown.last == "14" && adder.formattedTotal == "14",
                 """
-                Run 1 (for [1, 2, 3, 4]) finished after run 2 (for [1, 2, 3, 4, 5]). Expected the \
-                screen to keep 15; it showed \(shown) and ends on “\(adder.formattedTotal)”.
+                Run 1 (for [1, 2, 3, 4]) finished after run 3 (for [2, 3, 4, 5]). Expected the \
+                screen to keep 14; it showed \(shown) and ends on “\(adder.formattedTotal)”.
+                \(lesson.see("Never let a stale total win"))
+                """
+            )
+        }
+
+        // Hint: ListAdder, "Never let a stale total win". Cancelling the old sum is not enough:
+        // it may already have finished. Decide on the main queue, when the result arrives.
+        // Covers: C3, C7
+        @Test("a result that reaches the main queue after the list changed again is not shown")
+        func resultForAnOldListIsNotShown() async {
+            let driver = SumDriver()
+            defer { driver.releaseAll() }
+            let screen = Recorder<Redraw>()
+            let adder = ListAdder(numbers: [1, 2, 3], probe: driver.probe)
+            adder.draw(into: screen)
+            driver.pacer(1).releaseAll()
+
+            adder.add(4)  // run 1: [1, 2, 3, 4], free to finish
+            // Keep the main queue busy until run 1 has finished: its result cannot reach the
+            // main queue before the list changes again.
+            let giveUp = ContinuousClock.now + Bound.standard
+            var finished: ContinuousClock.Instant?
+            while ContinuousClock.now < giveUp {
+                if finished == nil, driver.stoppedCount > 0 {
+                    finished = ContinuousClock.now + Bound.scaled(.milliseconds(50))
+                }
+                if let finished, ContinuousClock.now >= finished { break }
+            }
+            adder.add(5)  // run 2: [1, 2, 3, 4, 5]
+            guard await driver.resultReachedOwner(run: 1) else { return }
+            await MainQueue.drain()
+            let shownEarly = screen.all.map(\.text)
+
+            driver.pacer(2).releaseAll()
+            await waitUntil("the screen to show 15, the total of run 2") { screen.contains { $0.text == "15" } }
+            let shown = screen.all.map(\.text)
+            #expect(
+                shownEarly.isEmpty && shown == ["15"],
+                """
+                Run 1 (for [1, 2, 3, 4]) had finished, but its result reached the main queue \
+                only after 5 was added. Expected the screen to skip it and show only 15; it \
+                showed \(shown). A result is stale when it arrives, whatever it was when it ended.
                 \(lesson.see("Never let a stale total win"))
                 """
             )

@@ -1,5 +1,7 @@
 import Chapter1
+import Foundation
 import KataTestSupport
+import Synchronization
 import Testing
 
 /// Paces the recalculations of one spec and records everything they report.
@@ -11,6 +13,11 @@ final class SumDriver: Sendable {
     let events = Recorder<SumEvent>()
     private let pacers = Protected<[Int: Pacer]>([:])
     private let isFree = Protected(false)
+    /// How many runs have stopped, counted without a lock.
+    ///
+    /// A relaxed atomic orders nothing, so a spec that polls it never synchronises with the
+    /// sum: ThreadSanitizer then still sees a race between the sum's thread and the poller.
+    private let stoppedRuns = Atomic<Int>(0)
 
     /// Creates a driver; when `paced` is false, no sum ever waits.
     init(paced: Bool = true) {
@@ -21,8 +28,10 @@ final class SumDriver: Sendable {
     var probe: @Sendable (SumEvent) -> Void {
         { [self] event in
             events.record(event)
-            if case .willAdd(let run, _) = event {
-                pacer(run).step()
+            switch event {
+            case .willAdd(let run, _): pacer(run).step()
+            case .stopped: stoppedRuns.add(1, ordering: .relaxed)
+            case .delivered: break
             }
         }
     }
@@ -51,9 +60,41 @@ final class SumDriver: Sendable {
         return nil
     }
 
+    /// How many runs have stopped so far, read without synchronising with them.
+    var stoppedCount: Int {
+        stoppedRuns.load(ordering: .relaxed)
+    }
+
     /// Whether the owner has received the result of run `run`.
     func wasDelivered(_ run: Int) -> Bool {
         events.contains(.delivered(run: run))
+    }
+}
+
+extension SumDriver {
+    /// Waits until run `run` has stopped and its result has reached the list's owner.
+    ///
+    /// Once the run has stopped, its result is on its way: the wait is short, and its failure
+    /// says what the model forgot to report.
+    func resultReachedOwner(
+        run: Int, isolation: isolated (any Actor)? = #isolation, sourceLocation: SourceLocation = #_sourceLocation
+    ) async -> Bool {
+        let stopped = await waitUntil(
+            "run \(run) to stop", hint: "Events: \(events.timeline)", sourceLocation: sourceLocation
+        ) { numbersAdded(by: run) != nil }
+        guard stopped else { return false }
+        return await waitUntil(
+            "the result of run \(run) to reach the list's owner on the main queue",
+            timeout: Bound.scaled(.milliseconds(500)),
+            hint: """
+                Run \(run) stopped, but the model never reported .delivered(run: \(run)). Report it \
+                for every result that comes back to the main queue, also one you then drop as \
+                stale or cancelled: the spec needs it to know the model has decided. Events: \
+                \(events.timeline)
+                \(lesson.see("Never let a stale total win"))
+                """,
+            sourceLocation: sourceLocation
+        ) { wasDelivered(run) }
     }
 }
 
@@ -80,3 +121,33 @@ let lesson = Lesson(chapter: 1)
 /// Dispatch short of threads on Linux, and it adds more only slowly.
 @Suite(.serialized)
 enum Chapter1Specs {}
+
+/// Reads a value over and over on a thread of its own until told to stop, keeping each change.
+///
+/// It shares no lock with the code under test (its stop flag is a relaxed atomic), so it is a
+/// reader "from any thread, at any time": an unprotected value it reads while a sum writes it
+/// is a data race that ThreadSanitizer reports, even when the values happen to look right.
+final class Watcher<Value: Sendable & Equatable>: Sendable {
+    private let stopping = Atomic<Bool>(false)
+    private let changes = Protected<[Value]?>(nil)  // set once, when the thread ends
+
+    /// Starts reading `read()` on a new thread.
+    init(reading read: @escaping @Sendable () -> Value) {
+        let deadline = ContinuousClock.now + Bound.standard
+        Thread.detachNewThread { [self] in
+            var seen: [Value] = []
+            repeat {
+                let value = read()
+                if seen.last != value { seen.append(value) }
+            } while !stopping.load(ordering: .relaxed) && ContinuousClock.now < deadline
+            changes.withValue { $0 = seen }
+        }
+    }
+
+    /// Stops reading and returns every value seen, in order, without repeats.
+    func stop(isolation: isolated (any Actor)? = #isolation) async -> [Value] {
+        stopping.store(true, ordering: .relaxed)
+        await waitUntil("the watching thread to stop") { changes.value != nil }
+        return changes.value ?? []
+    }
+}
