@@ -1,6 +1,6 @@
 import Foundation
 
-/// A runner that starts operations by hand, following the guide's manual-execution listing.
+/// A runner that starts operations by hand, written after the guide's manual-execution listing.
 ///
 /// It checks readiness and cancellation before starting, keeps a waiting operation on a timer
 /// until it is ready, and lets the caller wait for an operation it started.
@@ -26,28 +26,29 @@ public final class ManualRunner: @unchecked Sendable {
     /// - Returns: Whether the operation was handled; false means "try again later".
     @discardableResult
     public func perform(_ operation: Operation) -> Bool {
-        var ranIt = false
+        var handled = false
         if operation.isReady && !operation.isCancelled {
             if !operation.isAsynchronous {
-                // Keep the caller responsive: give the work a thread of its own.
-                Thread.detachNewThread { operation.start() }
-            } else {
-                // Like the book's main(): start it, then report "ran" once it has really run.
+                // Non-concurrent: the work runs right here, inside start().
                 operation.start()
-                wait(for: operation)
+            } else {
+                // Concurrent: start it from a fresh thread.
+                Thread.detachNewThread { operation.start() }
             }
-            ranIt = true
+            handled = true
         } else if operation.isCancelled {
-            // It was cancelled before it started: move it to the finished state.
+            // Nobody will run a cancelled operation, so record it as over.
             executing = false
             finished = true
-            // Say we handled it, so it is not handed to us again.
-            ranIt = true
+            // True tells the caller to stop offering it to us.
+            handled = true
         }
-        return ranIt
+        return handled
     }
 
-    /// Starts `operation` as soon as it is ready, retrying on a timer until it is ready or cancelled.
+    /// Starts `operation` as soon as it is ready, without blocking the caller.
+    ///
+    /// An operation that is not ready is looked at again on a timer until it is ready or cancelled.
     public func run(_ operation: Operation) {
         if perform(operation) { return }
         waiting += 1

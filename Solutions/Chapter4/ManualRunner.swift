@@ -2,13 +2,13 @@ import Foundation
 
 /// A runner that starts operations by hand, checking before every `start()` that it is allowed.
 ///
-/// It never starts an operation that is not ready, already started, finished or owned by a
-/// queue; it finishes a cancelled one by starting it; it retries a waiting one on a timer; and it
-/// waits for one by blocking, never by spinning.
+/// It never starts an operation that is not ready, already started, finished, owned by a queue
+/// or being started by another thread; it finishes a cancelled one by starting it; it retries a
+/// waiting one on a timer; and it waits for one by blocking, never by spinning.
 public final class ManualRunner: @unchecked Sendable {  // `books` is only touched under `lock`
     private let retryInterval: DispatchTimeInterval
     private let retryQueue = DispatchQueue(label: "OperationKata.ManualRunner.retry")
-    private let lock = NSLock()
+    private let lock = NSLock()  // guards `books` only; never held while an operation is called
     private var books = Books()  // protected by lock
 
     /// What the runner is responsible for.
@@ -17,6 +17,18 @@ public final class ManualRunner: @unchecked Sendable {  // `books` is only touch
         var retrying: [ObjectIdentifier: any DispatchSourceTimer] = [:]
         /// The operations the runner put in a queue, kept until they finish.
         var queued: [ObjectIdentifier: Operation] = [:]
+        /// The operations one thread is checking or starting right now; every other thread keeps off.
+        var claimed: Set<ObjectIdentifier> = []
+    }
+
+    /// What one attempt to start an operation came to.
+    private enum Attempt {
+        /// The operation is started, finished or a queue's: the runner is done with it.
+        case done
+        /// Its dependencies have not finished: look again later.
+        case notReady
+        /// Another thread is checking or starting it right now.
+        case busy
     }
 
     /// Creates a runner that looks again at a waiting operation every `retryInterval` (1 ms at least).
@@ -31,33 +43,27 @@ public final class ManualRunner: @unchecked Sendable {  // `books` is only touch
         lock.withLock { books.retrying.count }
     }
 
-    /// Starts `operation` now if that is allowed; returns false only if it is not ready yet.
+    /// Starts `operation` on the calling thread now if that is allowed; false only if it is not ready yet.
     ///
     /// A non-concurrent operation runs on the calling thread and is done when this returns; a
     /// concurrent one is started here and keeps running after this returns. A cancelled
     /// operation is started so that it moves to finished without running its work. An operation
-    /// that already started, finished or sits in a queue is left alone.
+    /// that already started, finished, sits in a queue or is being started by another thread is
+    /// left alone.
     ///
     /// - Returns: Whether the runner is done with the operation; false means "try again later".
     @discardableResult
     public func perform(_ operation: Operation) -> Bool {
-        if operation.isExecuting || operation.isFinished || isQueued(operation) {
-            return true  // someone else started it, or will: starting it again would trap
-        }
-        if operation.isCancelled {
-            operation.start()  // skips the work and moves the operation itself to finished
-            return true
-        }
-        guard operation.isReady else { return false }
-        operation.start()
-        return true
+        attempt(operation, nonConcurrentOnOwnThread: false) != .notReady
     }
 
-    /// Starts `operation` as soon as it is ready, retrying on a timer until it is ready or cancelled.
+    /// Starts `operation` as soon as it is ready, without ever blocking the caller.
     ///
-    /// An operation handed over again while the runner is still retrying it is started once.
+    /// A non-concurrent operation gets a thread of its own; an operation that is not ready is
+    /// looked at again every `retryInterval` until it is ready or cancelled. An operation handed
+    /// over again while the runner is still retrying it is started once.
     public func run(_ operation: Operation) {
-        if perform(operation) { return }
+        if attempt(operation, nonConcurrentOnOwnThread: true) == .done { return }
         let key = ObjectIdentifier(operation)
         let newTimer: (any DispatchSourceTimer)? = lock.withLock {
             guard books.retrying[key] == nil else { return nil }  // already retrying it
@@ -67,7 +73,7 @@ public final class ManualRunner: @unchecked Sendable {  // `books` is only touch
         }
         guard let timer = newTimer else { return }
         timer.setEventHandler { [self] in
-            if perform(operation) { stopRetrying(key) }
+            if attempt(operation, nonConcurrentOnOwnThread: true) == .done { stopRetrying(key) }
         }
         timer.schedule(deadline: .now() + retryInterval, repeating: retryInterval)
         timer.resume()
@@ -81,14 +87,19 @@ public final class ManualRunner: @unchecked Sendable {  // `books` is only touch
     public func enqueue(_ operation: Operation, on queue: OperationQueue) -> Bool {
         let key = ObjectIdentifier(operation)
         let accepted = lock.withLock {
-            guard !operation.isExecuting, !operation.isFinished,
-                books.retrying[key] == nil, books.queued[key] == nil
+            guard books.retrying[key] == nil, books.queued[key] == nil, !books.claimed.contains(key)
             else { return false }
-            books.queued[key] = operation
+            books.claimed.insert(key)  // keeps every start by hand off while the checks run
             return true
         }
-        if accepted { queue.addOperation(operation) }
-        return accepted
+        guard accepted else { return false }
+        let startable = !operation.isExecuting && !operation.isFinished
+        lock.withLock {
+            books.claimed.remove(key)
+            if startable { books.queued[key] = operation }
+        }
+        if startable { queue.addOperation(operation) }
+        return startable
     }
 
     /// Blocks the calling thread, without using the processor, until `operation` has finished.
@@ -98,11 +109,48 @@ public final class ManualRunner: @unchecked Sendable {  // `books` is only touch
         operation.waitUntilFinished()
     }
 
-    private func isQueued(_ operation: Operation) -> Bool {
-        lock.withLock {
-            books.queued = books.queued.filter { !$0.value.isFinished }
-            return books.queued[ObjectIdentifier(operation)] != nil
+    /// Claims `operation`, checks that it may be started, and starts it.
+    ///
+    /// The claim makes the checks and the `start()` one step: two threads that hand over the same
+    /// operation at once cannot both pass the checks and both call `start()`.
+    private func attempt(_ operation: Operation, nonConcurrentOnOwnThread: Bool) -> Attempt {
+        let key = ObjectIdentifier(operation)
+        let claimed = lock.withLock { books.claimed.insert(key).inserted }
+        guard claimed else { return .busy }
+        if operation.isExecuting || operation.isFinished || isQueued(key) {
+            release(key)
+            return .done  // someone else started it, or will: starting it again would trap
         }
+        if operation.isCancelled {
+            operation.start()  // skips the work and moves the operation itself to finished
+            release(key)
+            return .done
+        }
+        guard operation.isReady else {
+            release(key)
+            return .notReady
+        }
+        if nonConcurrentOnOwnThread && !operation.isAsynchronous {
+            Thread.detachNewThread { [self] in
+                operation.start()  // runs the whole work on this new thread
+                release(key)
+            }
+        } else {
+            operation.start()
+            release(key)
+        }
+        return .done
+    }
+
+    private func release(_ key: ObjectIdentifier) {
+        _ = lock.withLock { books.claimed.remove(key) }
+    }
+
+    private func isQueued(_ key: ObjectIdentifier) -> Bool {
+        guard let operation = lock.withLock({ books.queued[key] }) else { return false }
+        if !operation.isFinished { return true }
+        _ = lock.withLock { books.queued.removeValue(forKey: key) }  // the queue is done with it
+        return false
     }
 
     private func stopRetrying(_ key: ObjectIdentifier) {

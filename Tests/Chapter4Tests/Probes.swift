@@ -4,10 +4,24 @@ import KataTestSupport
 /// Where this chapter's failure messages send the learner.
 let lesson = Lesson(chapter: 4)
 
+/// The limits this chapter's specs wait within.
+enum Chapter4Bound {
+    /// The retry interval the specs give the runner: short, so that retries come quickly.
+    static let retryInterval: Duration = .milliseconds(5)
+
+    /// How long a spec waits for a retry that correct code makes within a few intervals.
+    ///
+    /// Two hundred intervals: a runner that has not looked again by then is not retrying.
+    static let retry: Duration = Bound.scaled(.seconds(1))
+
+    /// How long a child process watches for a forbidden `start()` that correct code never makes.
+    static let quietPeriod: Duration = Bound.scaled(.milliseconds(100))
+}
+
 /// A non-concurrent operation that counts how often it is started and run, and on which thread.
 ///
-/// Started while it is not ready, it does nothing instead of trapping: the exit tests show the
-/// trap, and the other specs can then report the mistake and go on.
+/// Started while it is not ready, or a second time, it does nothing instead of trapping: the
+/// exit tests show the trap, and the other specs can then report the mistake and go on.
 final class ProbeOperation: Operation, @unchecked Sendable {  // its state lives in Protected boxes
     private let work: @Sendable () -> Void
     private let onStart: @Sendable (Int) -> Void
@@ -40,7 +54,7 @@ final class ProbeOperation: Operation, @unchecked Sendable {  // its state lives
         }
         onStart(count)
         // Foundation would stop the whole test process here; refuse, so that the spec reports it.
-        if !isReady && !isCancelled { return }
+        if count > 1 || (!isReady && !isCancelled) { return }
         super.start()
     }
 
@@ -54,4 +68,67 @@ final class ProbeOperation: Operation, @unchecked Sendable {  // its state lives
 /// The identity of the calling thread, comparable with `ProbeOperation.ranOn`.
 func currentThreadIdentity() -> ObjectIdentifier {
     ObjectIdentifier(Thread.current)
+}
+
+/// A concurrent operation whose work waits on its own thread until the spec opens `release`.
+///
+/// It records the thread each `start()` came from, and counts the reads of `isFinished` made by
+/// one watched thread, so a spec can tell a blocking wait from a loop that polls.
+final class ConcurrentProbe: Operation, @unchecked Sendable {  // its state lives in Protected boxes
+    private let release: Gate
+    private let state = Protected((executing: false, finished: false))
+    private let startThreads = Protected<[ObjectIdentifier]>([])
+    private let reads = Protected<(watched: ObjectIdentifier?, count: Int)>((nil, 0))
+
+    /// Creates a probe whose work ends when `release` opens.
+    init(release: Gate) {
+        self.release = release
+    }
+
+    override var isAsynchronous: Bool { true }
+    override var isExecuting: Bool { state.value.executing }
+    override var isFinished: Bool {
+        let reader = currentThreadIdentity()
+        reads.withValue { if $0.watched == reader { $0.count += 1 } }
+        return state.value.finished
+    }
+
+    /// The threads `start()` was called from, in order.
+    var startedFrom: [ObjectIdentifier] { startThreads.value }
+
+    /// Counts, from now on, the reads of `isFinished` made by the calling thread.
+    func watchReadsOnThisThread() {
+        let reader = currentThreadIdentity()
+        reads.withValue { $0 = (reader, 0) }
+    }
+
+    /// How many times the watched thread read `isFinished`.
+    var watchedReads: Int { reads.value.count }
+
+    override func start() {
+        let count = startThreads.withValue { threads in
+            threads.append(currentThreadIdentity())
+            return threads.count
+        }
+        if count > 1 { return }  // Foundation would trap; the spec reports the second start
+        if isCancelled {
+            finish()
+            return
+        }
+        willChangeValue(forKey: "isExecuting")
+        state.withValue { $0.executing = true }
+        didChangeValue(forKey: "isExecuting")
+        Thread.detachNewThread { [self] in
+            release.wait()
+            finish()
+        }
+    }
+
+    private func finish() {
+        willChangeValue(forKey: "isExecuting")
+        willChangeValue(forKey: "isFinished")
+        state.withValue { $0 = (executing: false, finished: true) }
+        didChangeValue(forKey: "isExecuting")
+        didChangeValue(forKey: "isFinished")
+    }
 }

@@ -9,23 +9,23 @@ import Testing
 /// follow anyway) and returns normally if the runner prevents it.
 enum Misuse {
     /// How long a child waits for a forbidden start by hand that the runner should never make.
-    static let quietPeriod: Duration = .seconds(1)
+    static let quietPeriod = Chapter4Bound.quietPeriod
 
     /// Hands the runner an operation whose dependency has not finished, then finishes it.
     static func notReady() {
-        let runner = ManualRunner(retryInterval: .milliseconds(5))
+        let runner = ManualRunner(retryInterval: Chapter4Bound.retryInterval)
         let ran = Gate("the operation's work")
         let dependency = BlockOperation {}
         let operation = BlockOperation { ran.open() }
         operation.addDependency(dependency)
         runner.run(operation)  // traps if it calls start() now
         dependency.start()
-        if !ran.wait(timeout: .seconds(3)) { exit(EXIT_FAILURE) }  // never retried
+        if !ran.wait(timeout: Chapter4Bound.retry) { exit(EXIT_FAILURE) }  // never retried
     }
 
     /// Hands the runner an operation that another thread has already started.
     static func alreadyExecuting() {
-        let runner = ManualRunner(retryInterval: .milliseconds(5))
+        let runner = ManualRunner(retryInterval: Chapter4Bound.retryInterval)
         let entered = Gate("the work has begun")
         let release = Gate("the work may end")
         let startedAgain = Gate("a second start()")
@@ -45,7 +45,7 @@ enum Misuse {
 
     /// Puts an operation in a suspended queue through the runner, then asks the runner to start it.
     static func queued() {
-        let runner = ManualRunner(retryInterval: .milliseconds(5))
+        let runner = ManualRunner(retryInterval: Chapter4Bound.retryInterval)
         let queue = OperationQueue()
         queue.isSuspended = true
         let startedByHand = Gate("start() called by hand")
@@ -57,12 +57,12 @@ enum Misuse {
         runner.perform(operation)
         if startedByHand.wait(timeout: quietPeriod) { exit(EXIT_FAILURE) }  // start() traps next
         queue.isSuspended = false
-        if !ran.wait(timeout: .seconds(3)) { exit(EXIT_FAILURE) }
+        if !ran.wait() { exit(EXIT_FAILURE) }
     }
 
     /// Starts an operation through the runner, then asks the runner to put it in a queue.
     static func startedThenQueued() {
-        let runner = ManualRunner(retryInterval: .milliseconds(5))
+        let runner = ManualRunner(retryInterval: Chapter4Bound.retryInterval)
         let queue = OperationQueue()
         let operation = ThreadedOperation {}
         runner.perform(operation)

@@ -5,92 +5,170 @@ import Testing
 
 @Suite("A ready operation started by hand runs the way its kind says")
 struct StartingByHandTests {
-    /// What `perform(_:)` did with a non-concurrent operation, seen from the calling thread.
-    struct SynchronousRun: Sendable {
-        var returned: Bool
-        var finishedWhenPerformReturned: Bool
-        var ranOnCallingThread: Bool
+    /// The kinds of ready operation handed to `perform(_:)`.
+    enum Kind: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        case nonConcurrent = "a non-concurrent operation"
+        case concurrent = "a concurrent operation"
+
+        var testDescription: String { rawValue }
     }
 
-    /// Calls `perform(_:)` from a synchronous function and notes what was true when it returned.
-    static func performHere(_ runner: ManualRunner, _ operation: ProbeOperation) -> SynchronousRun {
-        let caller = currentThreadIdentity()
-        let returned = runner.perform(operation)
-        return SynchronousRun(
-            returned: returned,
-            finishedWhenPerformReturned: operation.isFinished && operation.runCount == 1,
-            ranOnCallingThread: operation.ranOn == caller
-        )
+    /// What was true when `perform(_:)` returned on the thread that called it.
+    struct Return: Sendable {
+        var handled: Bool
+        var finished: Bool
+        var executing: Bool
+        var caller: ObjectIdentifier
     }
 
-    // A non-concurrent operation has no thread of its own: start() runs main() right there.
-    // Call start() on the calling thread; do not hand it to another thread.
-    // Covers: C26, C27
-    @Test("a non-concurrent operation runs on the calling thread and is done when perform returns")
-    func nonConcurrentRunsInPlace() async {
-        let runner = ManualRunner()
-        let operation = ProbeOperation()
-        let run = Self.performHere(runner, operation)
-        #expect(
-            run.returned,
-            """
-            perform(_:) returned false for a ready, uncancelled operation; it should start it and \
-            return true. \(lesson.see("Starting by hand"))
-            """)
-        #expect(
-            run.finishedWhenPerformReturned,
-            """
-            When perform(_:) returned, the non-concurrent operation had not finished its work \
-            (finished: \(operation.isFinished), runs: \(operation.runCount)). Its start() runs the \
-            work synchronously: call it on the calling thread, not on a new one. \
-            \(lesson.see("Starting by hand"))
-            """)
-        #expect(
-            run.ranOnCallingThread,
-            """
-            The non-concurrent operation's work did not run on the thread that called \
-            perform(_:). A non-concurrent operation runs where start() is called. \
-            \(lesson.see("Starting by hand"))
-            """)
-        // Let a starter that ran the work elsewhere finish before the operation goes away.
-        await waitUntil("the operation to finish") { operation.isFinished }
+    /// Calls `perform(_:)` on a new thread, which stands for any caller, and notes what it saw.
+    static func perform(_ operation: Operation, on runner: ManualRunner) -> Protected<Return?> {
+        let seen = Protected<Return?>(nil)
+        Thread.detachNewThread {
+            let caller = currentThreadIdentity()
+            let handled = runner.perform(operation)
+            seen.withValue {
+                $0 = Return(
+                    handled: handled, finished: operation.isFinished,
+                    executing: operation.isExecuting, caller: caller)
+            }
+        }
+        return seen
     }
 
-    // A concurrent operation brings its own thread: start() only launches the work and returns.
-    // Start it from the calling thread and return; never wait for it there.
-    // Covers: C30
-    @Test("a concurrent operation is started without blocking the caller")
-    func concurrentDoesNotBlock() async {
+    // A non-concurrent operation has no thread of its own: its start() runs main() where it is
+    // called. A concurrent one brings its own: start() launches the work and returns. Either way,
+    // perform(_:) calls start() on the calling thread and does not wait for the work.
+    // Covers: C26, C30
+    @Test(
+        "perform(_:) starts a ready operation on the calling thread, and waits only for a non-concurrent one",
+        arguments: Kind.allCases)
+    func startsWhereItsKindSays(kind: Kind) async {
         let runner = ManualRunner()
         let release = Gate("the concurrent operation's work")
-        let operation = ThreadedOperation { release.wait() }
-        let performReturned = Protected<(finished: Bool, executing: Bool)?>(nil)
-        Thread.detachNewThread {
-            runner.perform(operation)
-            performReturned.withValue { $0 = (operation.isFinished, operation.isExecuting) }
-        }
+        let probe = ProbeOperation()
+        let concurrent = ConcurrentProbe(release: release)
+        let operation: Operation = kind == .nonConcurrent ? probe : concurrent
+        let seen = Self.perform(operation, on: runner)
         await waitUntil(
-            "perform(_:) to return while the concurrent operation's work was still running",
+            "perform(_:) to return for \(kind.rawValue) that was ready",
             hint: """
-                perform(_:) kept the caller waiting for the whole operation. A concurrent \
-                operation runs on its own thread: call start() and return. \
-                \(lesson.see("Starting by hand"))
-                """
-        ) { performReturned.value != nil }
-        if let state = performReturned.value {
+                perform(_:) kept the caller waiting. A concurrent operation runs on its own thread: \
+                call start() and return. \(lesson.see("Starting by hand"))
+                """,
+            givingUpWhen: { kind == .concurrent && concurrent.isFinished ? "perform(_:) waited for it to finish" : nil }
+        ) { seen.value != nil }
+        defer { release.open() }
+        guard let returned = seen.value else { return }
+        #expect(
+            returned.handled,
+            """
+            perform(_:) returned false for \(kind.rawValue) that was ready and not cancelled; it \
+            should start it and return true. \(lesson.see("Starting by hand"))
+            """)
+        switch kind {
+        case .nonConcurrent:
             #expect(
-                state.executing && !state.finished,
+                returned.finished && probe.runCount == 1 && probe.ranOn == returned.caller,
                 """
-                When perform(_:) returned, the operation was \
-                \(state.finished ? "already finished" : "not executing"); it should have been \
-                started and still running, since its work waits for the spec. \
-                \(lesson.see("Starting by hand"))
+                When perform(_:) returned, the non-concurrent operation had \
+                \(returned.finished ? "finished" : "not finished") and its work had run \
+                \(probe.runCount) times, \(probe.ranOn == returned.caller ? "on" : "not on") the \
+                calling thread. Its start() runs the work where it is called: call it on the \
+                calling thread, not on a new one. \(lesson.see("Starting by hand"))
+                """)
+        case .concurrent:
+            #expect(
+                concurrent.startedFrom == [returned.caller] && returned.executing,
+                """
+                When perform(_:) returned, the concurrent operation had been started \
+                \(concurrent.startedFrom.count) times, \
+                \(concurrent.startedFrom.first == returned.caller ? "from" : "not from") the calling \
+                thread, and was \(returned.executing ? "executing" : "not executing"). Call its \
+                start() on the calling thread: it brings its own thread, and a start() left to a \
+                thread of yours has not happened yet when perform(_:) reports it handled. \
+                \(lesson.see("The listing and its oddity"))
                 """)
         }
         release.open()
-        await waitUntil("the concurrent operation to finish once its work was released") {
-            operation.isFinished && performReturned.value != nil
+        await waitUntil("the operation to finish") { operation.isFinished }
+    }
+
+    /// When the non-concurrent operation handed to `run(_:)` becomes ready.
+    enum Readiness: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        case now = "ready when handed over"
+        case later = "ready only after its dependency finished, next to another waiting operation"
+
+        var testDescription: String { rawValue }
+    }
+
+    // run(_:) promises never to block its caller, and its retries share one timer queue. A
+    // non-concurrent operation runs its whole work inside start(): start it on a thread of its
+    // own, neither on the caller's thread nor on the thread the retries run on.
+    // Covers: C30, C31
+    @Test(
+        "run(_:) gives a non-concurrent operation a thread of its own", arguments: Readiness.allCases)
+    func runGivesNonConcurrentItsOwnThread(readiness: Readiness) async {
+        let runner = ManualRunner(retryInterval: Chapter4Bound.retryInterval)
+        let release = Gate("the slow operation's work may end")
+        let slow = ProbeOperation(work: { release.wait() })
+        defer { release.open() }
+        switch readiness {
+        case .now:
+            let caller = Protected<ObjectIdentifier?>(nil)
+            let returned = Gate("run(_:) returned")
+            Thread.detachNewThread {
+                caller.withValue { $0 = currentThreadIdentity() }
+                runner.run(slow)
+                returned.open()
+            }
+            let ranOnCaller = { slow.ranOn != nil && slow.ranOn == caller.value }
+            await waitUntil(
+                "run(_:) to return while the operation's work was still running",
+                hint: """
+                    run(_:) started the non-concurrent operation on the thread that called it, \
+                    which then waits for the whole work. Give it a thread of its own. \
+                    \(lesson.see("Starting by hand"))
+                    """,
+                givingUpWhen: { ranOnCaller() ? "its work ran on the thread that called run(_:)" : nil }
+            ) { returned.isOpen }
+            await waitUntil("the operation's work to begin after run(_:)") { slow.runCount == 1 }
+        case .later:
+            let slowDependency = BlockOperation {}
+            let otherDependency = BlockOperation {}
+            let other = ProbeOperation()
+            slow.addDependency(slowDependency)
+            other.addDependency(otherDependency)
+            runner.run(slow)
+            runner.run(other)
+            slowDependency.start()
+            let began = await waitUntil(
+                "the runner to start the slow operation once its dependency finished",
+                timeout: Chapter4Bound.retry,
+                hint: """
+                    Nothing retried it. A Timer fires only while the run loop of the thread that \
+                    scheduled it runs. Keep one retry going for each waiting operation. \
+                    \(lesson.see("Retrying with a timer"))
+                    """
+            ) { slow.runCount == 1 }
+            guard began else { return }
+            otherDependency.start()
+            await waitUntil(
+                "the other operation to start while the slow one's work was still running",
+                timeout: Chapter4Bound.retry,
+                hint: """
+                    The slow operation's work holds the thread the retries run on, so no other \
+                    operation is retried until it ends. Start a retried non-concurrent operation \
+                    on a thread of its own. \(lesson.see("Retrying with a timer"))
+                    """
+            ) { other.isFinished }
         }
+        release.open()
+        await waitUntil("the slow operation to finish once its work was released") { slow.isFinished }
+        #expect(
+            slow.startCount == 1,
+            "The operation's start() was called \(slow.startCount) times; it should be called once. \(lesson.see("Starting by hand"))"
+        )
     }
 
     /// The kinds of cancelled operation handed to the runner.

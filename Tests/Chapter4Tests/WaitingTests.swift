@@ -5,50 +5,73 @@ import Testing
 
 @Suite("Waiting for an operation started by hand does not burn a processor")
 struct WaitingTests {
-    /// How long the awaited operation is kept running while the waiter is measured.
-    static let window: Duration = .milliseconds(300)
+    /// How long the awaited operation is kept running while the waiter is watched.
+    static let window: Duration = Bound.scaled(.milliseconds(150))
+
+    /// The most reads of `isFinished` a wait may make while the operation keeps running.
+    ///
+    /// A blocking wait reads it once or twice, whatever the window; a loop reads it thousands of
+    /// times, and a loop that sleeps a few milliseconds between reads still tens of times.
+    static let allowedReads = 3
 
     /// The most processor time a wait may use over the whole window.
     ///
-    /// A blocking wait uses well under a millisecond. A loop on `isFinished` uses a core for the
+    /// A blocking wait uses well under a millisecond. A loop on any flag uses a core for the
     /// whole window when it has one, and still many times this bound when busy threads leave it
     /// a small share of a core.
-    static let allowedCPU: Duration = .milliseconds(20)
+    static let allowedCPU: Duration = Bound.scaled(.milliseconds(15))
 
-    // `while !operation.isFinished {}` keeps a core at 100% for as long as the operation runs.
-    // Block instead: waitUntilFinished() (or a completion signal) sleeps until it is finished.
+    // `while !operation.isFinished {}` keeps a core at 100% for as long as the operation runs, and
+    // a loop that sleeps between reads wakes up again and again for nothing. Block instead:
+    // waitUntilFinished() (or a completion signal) sleeps until the operation has finished.
     // Covers: C33
     @Test("wait(for:) sleeps until the operation finishes instead of polling isFinished")
-    func waitingDoesNotSpin() async {
+    func waitingDoesNotPoll() async {
         let runner = ManualRunner()
         let release = Gate("the awaited operation's work")
-        let operation = ThreadedOperation { release.wait() }
+        let operation = ConcurrentProbe(release: release)
         operation.start()
         let waiting = Gate("the waiter")
         let measured = Protected<(cpu: Duration, wall: Duration)?>(nil)
         Thread.detachNewThread {
+            operation.watchReadsOnThisThread()
             waiting.open()
             let cost = CPUTime.measure { runner.wait(for: operation) }
             measured.withValue { $0 = cost }
         }
         await waitUntil("the waiting thread to begin") { waiting.isOpen }
-        let clock = ContinuousClock()
-        let windowEnds = clock.now + Self.window
-        await waitUntil("the measuring window to pass") { clock.now >= windowEnds }
+        let polled = await comesTrue(within: Self.window) {
+            operation.watchedReads > Self.allowedReads || measured.value != nil
+        }
+        let reads = operation.watchedReads
+        let returnedEarly = measured.value != nil
         release.open()
         await waitUntil(
             "wait(for:) to return once the operation had finished",
             hint: lesson.see("Waiting without spinning")
         ) { measured.value != nil }
+        #expect(
+            !returnedEarly,
+            """
+            wait(for:) returned while the operation was still executing; it should return only \
+            once the operation has finished. \(lesson.see("Waiting without spinning"))
+            """)
+        #expect(
+            !polled || returnedEarly,
+            """
+            wait(for:) read isFinished \(reads) times while the operation kept running (at most \
+            \(Self.allowedReads) allowed): it polls. A loop on isFinished, with or without a sleep, \
+            keeps waking up for nothing; block on waitUntilFinished() instead. \
+            \(lesson.see("Waiting without spinning"))
+            """)
         guard let cost = measured.value else { return }
         #expect(
             cost.cpu <= Self.allowedCPU,
             """
             wait(for:) used \(Self.milliseconds(cost.cpu)) ms of processor time while it waited \
             \(Self.milliseconds(cost.wall)) ms for the operation; a blocking wait uses almost none \
-            (at most \(Self.milliseconds(Self.allowedCPU)) ms allowed). Polling isFinished in a \
-            loop burns a core: block on waitUntilFinished() instead. \
-            \(lesson.see("Waiting without spinning"))
+            (at most \(Self.milliseconds(Self.allowedCPU)) ms allowed). A loop burns a core: block \
+            on waitUntilFinished() instead. \(lesson.see("Waiting without spinning"))
             """)
     }
 
