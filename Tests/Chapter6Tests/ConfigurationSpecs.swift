@@ -5,20 +5,21 @@ import Testing
 
 @Suite("A job is fully configured before the press receives it")
 struct ConfigurationSpecs {
-    // Set queuePriority and qualityOfService before addOperation: once the queue has the job,
-    // a change may come too late, and platforms differ on whether it counts at all.
-    // Covers: C48, C49
+    // Look at the order of the lines in PrintShop.submit: once the press holds the job, a
+    // priority, quality of service or dependency set afterwards may come too late.
+    // Covers: C48, C46
     @Test(
-        "the press receives each job with its priority and quality of service already set",
+        "the press receives each job with its priority, quality of service and prerequisites already set",
         arguments: Urgency.allCases
     )
     func configuredBeforeHandOff(_ urgency: Urgency) async {
         let press = WatchedPress()
         let shop = PrintShop(press: press)
-        let printed = Protected(false)
-        shop.pause()
+        let log = Recorder<String>()
+        let paper = Delivery("paper arrived", into: log)
         let title = "\(urgency) leaflets"
-        shop.submit(title, urgency: urgency) { printed.withValue { $0 = true } }
+        shop.pause()
+        let job = shop.submit(title, urgency: urgency, after: [paper.operation]) { log.record(title) }
 
         let handOff = press.firstHandOff(of: title)
         #expect(
@@ -41,9 +42,66 @@ struct ConfigurationSpecs {
                 \(lesson.see("Configure before you enqueue"))
                 """
             )
+            #expect(
+                handOff.dependencies.contains("paper arrived"),
+                """
+                When the press received the \(urgency) job it depended on \
+                \(handOff.dependencies.isEmpty ? "nothing" : handOff.dependencies.joined(separator: ", ")); \
+                it should already depend on its prerequisite, the paper. On a running press a job \
+                that is ready when it arrives can start before a dependency added afterwards.
+                \(lesson.see("Configure before you enqueue"))
+                """
+            )
         }
 
         shop.resume()
-        await waitUntil("the \(urgency) leaflets to print once the press resumed") { printed.value }
+        paper.arrive()
+        await waitUntil(
+            "the \(urgency) leaflets to print once the paper arrived",
+            givingUpWhen: { job.isFinished ? "the job finished without printing" : nil }
+        ) { log.contains(title) }
+    }
+
+    // A job already on the press belongs to the queue: PrintShop.submit may read a prerequisite,
+    // never change its queuePriority or qualityOfService.
+    // Covers: C48, C46
+    @Test("submitting a job leaves the priority of the jobs it waits for as it was")
+    func prerequisitesKeepTheirPriority() async {
+        let shop = PrintShop()
+        let log = Recorder<String>()
+        shop.pause()
+        let proof = shop.submit("bulk proof", urgency: .bulk) { log.record("bulk proof") }
+        shop.submit("express cards", urgency: .express) { log.record("express cards") }
+        let before = (priority: proof.queuePriority, quality: proof.qualityOfService)
+        shop.submit("final run", urgency: .standard, after: [proof]) { log.record("final run") }
+        let after = (priority: proof.queuePriority, quality: proof.qualityOfService)
+
+        #expect(
+            before == after,
+            """
+            The bulk proof was already on the press with queue priority \
+            \(spelled(before.priority)) and quality of service \(spelled(before.quality)); \
+            submitting the final run after it changed them to \(spelled(after.priority)) and \
+            \(spelled(after.quality)). Once queued, an operation's priority may no longer \
+            count, and it ranks the proof against every other job: order the final run with a \
+            dependency and leave the proof alone.
+            \(lesson.see("Configure before you enqueue"))
+            """
+        )
+        shop.resume()
+        await waitUntil(
+            "the three jobs to print after the press resumed",
+            hint: lesson.see("Priority is not an order: use a dependency")
+        ) { log.count == 3 }
+        let expected = ["express cards", "bulk proof", "final run"]
+        #expect(
+            log.all == expected,
+            """
+            Expected \(expected.joined(separator: " → ")), but the press printed \
+            \(log.timeline). The express cards outrank the bulk proof, and the final run waits \
+            for the proof because it depends on it, not because of any priority.
+            \(lesson.see("Priority is not an order: use a dependency"))
+            """
+        )
     }
 }

@@ -6,7 +6,7 @@ import Testing
 @Suite("An order that must hold is a dependency, not a priority")
 struct DependencySpecs {
     // A higher priority for the prerequisite does not stop a ready job from printing first.
-    // Make each job depend on the operations passed as `after:`.
+    // Look at what PrintShop.submit does with `after:`.
     // Covers: C46, C44
     @Test("a rush job waits for its bulk proof, even while the proof waits for paper")
     func dependencyHoldsOnOnePress() async {
@@ -44,45 +44,115 @@ struct DependencySpecs {
         )
     }
 
-    // The bindery is another queue: no priority set on the press can hold its jobs back.
-    // Only a dependency reaches across queues.
+    // The press is running and idle here, so it starts a job the moment it is added if the job
+    // is ready then. Look at when PrintShop.submit adds the job's dependencies.
+    // Covers: C46, C48
+    @Test("on a running press, a job handed in before its paper arrived still waits for it")
+    func dependencyHoldsOnARunningPress() async {
+        // A dependency added to a job the press has already started can crash the process on
+        // Linux, so the scenario runs in a child process of its own.
+        let result = await #expect(
+            processExitsWith: .success,
+            observing: [\.standardOutputContent],
+            """
+            The shop crashed the process. On Linux that happens when a dependency is added to a \
+            job the press has already started: a running press that is free starts a ready job \
+            as soon as it is added, before any line after addOperation runs. Make the job \
+            depend on its prerequisites before adding it.
+            \(lesson.see("Configure before you enqueue"))
+            """
+        ) {
+            await RunningPress.run()
+        }
+        guard let result else { return }
+        let timeline = RunningPress.timeline(in: result.standardOutputContent)
+        #expect(
+            timeline == RunningPress.expected,
+            """
+            Expected \(RunningPress.expected.joined(separator: " → ")), but the shop did \
+            \(timeline.isEmpty ? "(nothing)" : timeline.joined(separator: " → ")). A running \
+            press that is free starts a ready job as soon as it is added, before any line after \
+            addOperation runs: make the job depend on its prerequisites first.
+            \(lesson.see("Configure before you enqueue"))
+            """
+        )
+    }
+
+    // The bindery is another queue: nothing set on the press can hold its jobs back, and its
+    // jobs do not wait behind the press's. Only a dependency reaches across queues.
     // Covers: C45, C46
-    @Test("binding waits for printing on another press; a priority there changes nothing")
+    @Test("binding waits for a rush print job on another, busy press; bulk work there does not")
     func dependencyHoldsAcrossPresses() async {
         let printShop = PrintShop()
         let bindery = PrintShop()
         let log = Recorder<String>()
+        let plates = HeldJob("plates on the press", log: log)
+        printShop.press.addOperation(plates)
+        await waitUntil("the plates to occupy the press") { log.contains("plates on the press") }
 
-        printShop.pause()
-        let pages = printShop.submit("print the pages", urgency: .bulk) {
+        let pages = printShop.submit("print the pages", urgency: .rush) {
             log.record("print the pages")
         }
         bindery.pause()
-        bindery.submit("bind the book", urgency: .rush, after: [pages]) {
+        bindery.submit("bind the book", urgency: .bulk, after: [pages]) {
             log.record("bind the book")
         }
         bindery.submit("sweep the bindery", urgency: .bulk) { log.record("sweep the bindery") }
         bindery.resume()
 
         await waitUntil(
-            "the bindery's sweep, its only ready job, to run while the pages were not printed",
-            hint: lesson.see("Priorities stay inside one queue")
+            "the bindery's sweep to run while the rush pages waited on the busy press",
+            hint: lesson.see("Priorities stay inside one queue"),
+            givingUpWhen: { log.contains("bind the book") ? "the book was bound first" : nil }
         ) { log.contains("sweep the bindery") }
-        printShop.resume()
+        plates.finish()
         await waitUntil(
             "the book to be bound after its pages were printed",
             hint: lesson.see("Priorities stay inside one queue")
         ) { log.contains("bind the book") && log.contains("print the pages") }
 
-        let expected = ["sweep the bindery", "print the pages", "bind the book"]
+        let expected = ["plates on the press", "sweep the bindery", "print the pages", "bind the book"]
         #expect(
             log.all == expected,
             """
             Expected \(expected.joined(separator: " → ")), but the shops did \(log.timeline). \
-            Each queue ranks only its own jobs: a priority on the press cannot make the bindery \
-            wait. A dependency can, because it works across queues.
+            Each queue ranks only its own jobs: the rush pages waiting on the press hold back \
+            nothing in the bindery, and no priority there can make the binding wait. A \
+            dependency can, because it works across queues.
             \(lesson.see("Priorities stay inside one queue"))
             """
         )
+    }
+}
+
+/// The running-press scenario, run in a child process: a rush job handed to an idle, running
+/// press before its paper arrived, then a ready bulk job.
+enum RunningPress {
+    /// What the shop must do.
+    static let expected = ["sweep", "paper arrived", "final run"]
+
+    private static let marker = "shop timeline: "
+
+    /// Runs the scenario and writes what the shop did to standard output, on one marked line.
+    static func run() async {
+        let shop = PrintShop()
+        let log = Recorder<String>()
+        let paper = Delivery("paper arrived", into: log)
+        let finalRun = shop.submit("final run", urgency: .rush, after: [paper.operation]) {
+            log.record("final run")
+        }
+        shop.submit("sweep", urgency: .bulk) { log.record("sweep") }
+        _ = await comesTrue(within: Bound.standard) { log.contains("sweep") || log.contains("final run") }
+        paper.arrive()
+        _ = await comesTrue(within: Bound.standard) { finalRun.isFinished }
+        let line = "\n" + marker + log.all.joined(separator: "|") + "\n"
+        FileHandle.standardOutput.write(Data(line.utf8))
+    }
+
+    /// The events `run()` reported in `output`.
+    static func timeline(in output: [UInt8]) -> [String] {
+        let text = String(decoding: output, as: UTF8.self)
+        guard let line = text.split(separator: "\n").last(where: { $0.hasPrefix(marker) }) else { return [] }
+        return line.dropFirst(marker.count).split(separator: "|").map(String.init)
     }
 }

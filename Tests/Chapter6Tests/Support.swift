@@ -62,7 +62,7 @@ struct Job: Sendable {
 struct Arrivals: Sendable, CustomTestStringConvertible {
     let jobs: [Job]
 
-    /// Creates a batch whose titles number each urgency's jobs in arrival order (`bulk 1`, `bulk 2`).
+    /// Creates a batch whose titles number each urgency's jobs (`bulk 1`, `bulk 2`).
     init(_ urgencies: [Urgency]) {
         var seen: [String: Int] = [:]
         jobs = urgencies.map { urgency in
@@ -72,15 +72,27 @@ struct Arrivals: Sendable, CustomTestStringConvertible {
         }
     }
 
-    /// The titles in the order a priority-ordered press prints them: most urgent first,
-    /// arrival order within an urgency.
-    var printOrder: [String] {
-        mostUrgentFirst.flatMap { urgency in jobs.filter { $0.urgency == urgency }.map(\.title) }
+    /// The urgencies in the order a priority-ordered press prints them, most urgent first.
+    ///
+    /// Only the urgencies are fixed: the order among jobs of one urgency is not documented,
+    /// so a spec compares urgencies, never titles.
+    var urgencyOrder: [Urgency] {
+        mostUrgentFirst.flatMap { urgency in jobs.filter { $0.urgency == urgency }.map(\.urgency) }
+    }
+
+    /// The urgency of each printed title, in printing order; titles not in the batch are left out.
+    func urgencies(of printed: [String]) -> [Urgency] {
+        printed.compactMap { title in jobs.first { $0.title == title }?.urgency }
     }
 
     var testDescription: String {
         jobs.map(\.title).joined(separator: ", ")
     }
+}
+
+/// Urgencies spelled for a message: `rush → express → bulk`.
+func spelled(_ urgencies: [Urgency]) -> String {
+    urgencies.map { "\($0)" }.joined(separator: " → ")
 }
 
 /// An outside supply (paper, ink) a job can wait for: an operation the spec finishes when it chooses.
@@ -92,6 +104,7 @@ final class Delivery: Sendable {
     /// Creates a delivery that records `event` when it arrives, and holds it back until `arrive()`.
     init(_ event: String, into log: Recorder<String>) {
         operation = BlockOperation { log.record(event) }
+        operation.name = event
         queue.isSuspended = true
         queue.addOperation(operation)
     }
@@ -109,6 +122,8 @@ final class WatchedPress: OperationQueue, @unchecked Sendable {  // adds only a 
         let title: String
         let priority: String
         let quality: String
+        /// The names of the operations the job already depended on.
+        let dependencies: [String]
     }
 
     /// Every hand-off, in the order they happened.
@@ -134,10 +149,24 @@ final class WatchedPress: OperationQueue, @unchecked Sendable {  // adds only a 
             HandOff(
                 title: op.name ?? "(unnamed)",
                 priority: spelled(op.queuePriority),
-                quality: spelled(op.qualityOfService)
+                quality: spelled(op.qualityOfService),
+                dependencies: op.dependencies.map { $0.name ?? "(unnamed)" }
             )
         )
     }
+}
+
+/// The quality-of-service class the calling thread runs at, where the platform reports it.
+///
+/// Darwin reports it (`qos_class_self()`), and there `QualityOfService`'s raw values are those
+/// classes, a larger value being more urgent. Linux has no `qos_class_self()`, and
+/// `Thread.current.qualityOfService` reads `.default` on every thread there, so it is nil.
+func runningThreadClass() -> UInt32? {
+    #if canImport(Darwin)
+        qos_class_self().rawValue
+    #else
+        nil
+    #endif
 }
 
 /// A job that occupies the press without holding a thread, until the spec lets it finish.
