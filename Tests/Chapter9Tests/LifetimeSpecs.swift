@@ -1,0 +1,135 @@
+import Chapter9
+import Foundation
+import KataTestSupport
+import Testing
+
+/// Scenarios that stop the program when the code misuses an operation; each runs in a child process.
+enum LifetimeScenario {
+    /// Builds March's report, then asks for it again.
+    static func regenerate() {
+        let ledger = Ledger()
+        let generator = ReportGenerator(source: ledger)
+        let first = Gate("the first report")
+        let job = generator.generate("March", sections: ["sales"]) { _ in first.open() }
+        guard first.wait(timeout: patience) else {
+            fail("regenerate", "The first report for March never arrived (waited \(patience.seconds) s).")
+        }
+        let again = Gate("the second report")
+        let second = generator.regenerate(job) { report in
+            if report.title == "March" { again.open() }
+        }
+        guard again.wait(timeout: patience) else {
+            fail(
+                "regenerate",
+                """
+                regenerate() returned, but no second report for March arrived (waited \
+                \(patience.seconds) s); the ledger saw \(ledger.loads.timeline). A finished \
+                operation never runs again: start() on it does nothing.
+                """)
+        }
+        guard second !== job else {
+            fail("regenerate", "regenerate() returned the finished job itself; expected a new one.")
+        }
+        guard ledger.loadCount(of: "March") == 2 else {
+            fail("regenerate", "The ledger saw \(ledger.loads.timeline); a regenerated report loads its sections again.")
+        }
+    }
+}
+
+@Suite("Finished operations let go of what they held")
+struct LifetimeSpecs {
+    // Once a report is delivered, nothing should keep its job or its sections in memory. Look at
+    // what ReportGenerator keeps, and what the completion block in generate() captures. See
+    // "Completion blocks and cycles".
+    // Covers: C66, C65
+    @Test("a delivered report's job and sections are freed once nobody holds them")
+    func deliveredReportIsFreed() async {
+        let ledger = Ledger()
+        let generator = ReportGenerator(source: ledger)
+        let delivered = Recorder<String>()
+        let watch = Watch()
+        do {
+            let job = generator.generate("March", sections: ["sales", "costs"]) { report in
+                delivered.record(report.title)
+            }
+            watch.add(job, as: "March's job")
+        }
+        await waitUntil("March's report to be delivered", hint: lesson.see("Completion blocks and cycles")) {
+            delivered.count == 1
+        }
+        let freed = await comesTrue(within: patience) {
+            watch.alive.isEmpty && ledger.reportsInMemory.isEmpty
+        }
+        #expect(
+            freed,
+            """
+            March's report was delivered and the spec let go of everything, yet after \
+            \(patience.seconds) s these were still in memory: \(watch.alive + ledger.reportsInMemory.map { "\($0)'s sections" }). \
+            Something still holds the job: the generator, or a completion block that captures it \
+            (a cycle that Linux never breaks).
+            \(lesson.see("Completion blocks and cycles"))
+            """
+        )
+        withExtendedLifetime(generator) {}
+    }
+
+    // Keeping the newest job must not keep every earlier one: look at what a ReportJob still
+    // holds after it has run (its dependencies). See "What dependencies keep alive".
+    // Covers: C65
+    @Test("holding the newest report's job does not keep the earlier reports in memory")
+    func newestJobDoesNotKeepEarlierOnes() async {
+        let ledger = Ledger()
+        let generator = ReportGenerator(source: ledger)
+        let delivered = Recorder<String>()
+        let watch = Watch()
+        let months = ["January", "February", "March"]
+        // Suspended, so that every job is asked for before the first one finishes.
+        generator.queue.isSuspended = true
+        var newest: ReportJob?
+        for month in months {
+            let job = generator.generate(month, sections: ["sales"]) { report in
+                delivered.record(report.title)
+            }
+            watch.add(job, as: "\(month)'s job")
+            newest = job
+        }
+        generator.queue.isSuspended = false
+        await waitUntil(
+            "all three reports to be delivered", hint: lesson.see("What dependencies keep alive")
+        ) { delivered.count == 3 }
+
+        let freed = await comesTrue(within: patience) {
+            watch.alive == ["March's job"] && ledger.reportsInMemory == ["March"]
+        }
+        #expect(
+            freed,
+            """
+            The spec kept only March's job, the newest. After \(patience.seconds) s these were \
+            still in memory: \(watch.alive + ledger.reportsInMemory.map { "\($0)'s sections" }); \
+            expected only March's job and sections. A job holds its dependencies strongly, and \
+            Foundation never lets go of them: one chain keeps every finished report alive.
+            \(lesson.see("What dependencies keep alive"))
+            """
+        )
+        withExtendedLifetime((generator, newest)) {}
+    }
+
+    // An operation runs once. Read ReportGenerator.regenerate: what does it hand to the queue?
+    // See "An operation runs once".
+    // Covers: C67
+    @Test("regenerate() builds the report again with a new job, without stopping the program")
+    func regenerateMakesANewJob() async {
+        forget("regenerate")
+        await #expect(
+            processExitsWith: .success,
+            """
+            Expected regenerate() of a finished job to deliver a second, freshly loaded report. \
+            Adding a finished operation to a queue stops the program.
+            \(lesson.see("An operation runs once"))
+            """
+        ) {
+            LifetimeScenario.regenerate()
+        }
+        explain("regenerate")
+    }
+}

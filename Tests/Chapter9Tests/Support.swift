@@ -1,0 +1,111 @@
+import Chapter9
+import Foundation
+import KataTestSupport
+import Testing
+
+/// Where this chapter's failure messages point.
+let lesson = Lesson(chapter: 9)
+
+/// How long a scenario waits for what correct code does within milliseconds.
+let patience = Bound.scaled(.milliseconds(500))
+
+/// A ledger that makes up each section it is asked for and remembers every one, weakly.
+///
+/// Loads of the reports named in `holding` wait until the spec releases that report, without
+/// any other report being held; every other load answers at once.
+final class Ledger: SectionSource {
+    private struct Handed: Sendable {
+        let report: String
+        weak var section: Section?
+    }
+    private let handedOut = Protected<[Handed]>([])
+    private let gates: [String: Gate]
+    /// Every load, as `report/section`, in the order they began.
+    let loads = Recorder<String>()
+
+    /// Creates a ledger that holds the loads of the reports named in `holding`.
+    init(holding: [String] = []) {
+        gates = Dictionary(uniqueKeysWithValues: holding.map { ($0, Gate("loads of \($0)")) })
+    }
+
+    func load(_ name: String, of report: String) -> Section {
+        loads.record("\(report)/\(name)")
+        gates[report]?.wait(timeout: patience * 2)
+        let section = Section(name: name, report: report, rows: ["\(report) \(name)"])
+        handedOut.withValue { $0.append(Handed(report: report, section: section)) }
+        return section
+    }
+
+    /// Lets the loads of `report` finish.
+    func release(_ report: String) {
+        gates[report]?.open()
+    }
+
+    /// How many loads of `report` have begun.
+    func loadCount(of report: String) -> Int {
+        loads.all.filter { $0.hasPrefix("\(report)/") }.count
+    }
+
+    /// The reports that still have a section in memory, each named once, in order.
+    var reportsInMemory: [String] {
+        var seen: [String] = []
+        for handed in handedOut.value where handed.section != nil && !seen.contains(handed.report) {
+            seen.append(handed.report)
+        }
+        return seen
+    }
+}
+
+/// Operations a spec watches without keeping them alive.
+final class Watch: Sendable {
+    private struct Watched: Sendable {
+        let name: String
+        weak var operation: Operation?
+    }
+    private let watched = Protected<[Watched]>([])
+
+    /// Starts watching `operation`, called `name` in messages.
+    func add(_ operation: Operation, as name: String) {
+        watched.withValue { $0.append(Watched(name: name, operation: operation)) }
+    }
+
+    /// The names of the watched operations that are still in memory.
+    var alive: [String] {
+        watched.value.filter { $0.operation != nil }.map(\.name)
+    }
+}
+
+/// Where the child process of scenario `name` leaves its last words for the spec that ran it.
+///
+/// An exit test that fails returns nothing to the spec, not even the child's output, so the
+/// child writes what it saw to a file named after the parent process and the scenario.
+func wordsFile(_ name: String, parent: Int32) -> URL {
+    FileManager.default.temporaryDirectory.appendingPathComponent("kata-chapter9-\(parent)-\(name).txt")
+}
+
+/// Ends scenario `name`'s child process with a failure, saying what the scenario saw.
+func fail(_ name: String, _ message: String) -> Never {
+    try? Data(message.utf8).write(to: wordsFile(name, parent: getppid()))
+    exit(EXIT_FAILURE)
+}
+
+/// Records what scenario `name`'s child process saw before it failed, if it left words.
+func explain(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    let file = wordsFile(name, parent: getpid())
+    guard let words = try? String(contentsOf: file, encoding: .utf8) else { return }
+    try? FileManager.default.removeItem(at: file)
+    Issue.record(Comment(rawValue: "What happened: " + words), sourceLocation: sourceLocation)
+}
+
+/// Forgets words left by an earlier run of scenario `name`.
+func forget(_ name: String) {
+    try? FileManager.default.removeItem(at: wordsFile(name, parent: getpid()))
+}
+
+extension Duration {
+    /// The duration in seconds, for messages.
+    var seconds: String {
+        let (whole, fraction) = components
+        return String(format: "%g", Double(whole) + Double(fraction) / 1e18)
+    }
+}

@@ -1,0 +1,210 @@
+import Chapter9
+import Foundation
+import KataTestSupport
+import Testing
+
+/// Scenarios that deadlock when the code waits where it must not; each runs in a child process.
+///
+/// A deadlocked thread can never be freed, so no spec lets one happen in the test process. The
+/// child waits a bounded time for what correct code does, then exits with a failure and says
+/// what it saw; it returns normally when all went well.
+enum WaitingScenario {
+    /// Asks for a digest of three months and expects it, built from their sections, in order.
+    static func digest() {
+        let ledger = Ledger()
+        let generator = ReportGenerator(source: ledger)
+        let delivered = Protected<Report?>(nil)
+        let arrived = Gate("the digest")
+        generator.digest("Q1", of: ["January", "February", "March"], sections: ["sales", "costs"]) {
+            report in
+            delivered.withValue { $0 = report }
+            arrived.open()
+        }
+        guard arrived.wait(timeout: patience) else {
+            fail(
+                "digest",
+                """
+                The digest of January, February and March never arrived (waited \
+                \(patience.seconds) s); the ledger saw the loads \(ledger.loads.timeline). Something \
+                holds the ledger queue's only slot while it waits for work queued behind it.
+                """)
+        }
+        let parts = delivered.value?.sections.map { "\($0.report)/\($0.name)" } ?? []
+        let expected = ["January", "February", "March"].flatMap { ["\($0)/sales", "\($0)/costs"] }
+        guard parts == expected else {
+            fail("digest", "The digest held the sections \(parts); expected \(expected), in that order.")
+        }
+        let width = generator.queue.maxConcurrentOperationCount
+        guard width == 1 else {
+            fail(
+                "digest",
+                """
+                The digest arrived, but the ledger queue now runs \(width == -1 ? "any number of" : "\(width)") \
+                operations at once. The ledger takes one connection: widening the queue only \
+                moves the deadlock to the day two digests wait at once.
+                """)
+        }
+    }
+
+    /// Refreshes the screen from the main queue while the report is still being built.
+    static func refresh() {
+        let ledger = Ledger(holding: ["March"])
+        let generator = ReportGenerator(source: ledger)
+        let shown = Protected<[String]>([])
+        let appeared = Gate("the report on screen")
+        let screen = ReportScreen(generator: generator) { report in
+            shown.withValue { $0.append(report.title) }
+            appeared.open()
+        }
+        let returned = Gate("refresh() returned")
+        OperationQueue.main.addOperation {
+            screen.refresh("March", sections: ["sales"])
+            returned.open()
+        }
+        guard returned.wait(timeout: patience) else {
+            ledger.release("March")
+            // Only to tell a deadlock from a long block: correct code never gets here.
+            guard returned.wait(timeout: patience / 2) else {
+                fail(
+                "refresh",
+                    """
+                    refresh(), called on the main queue, never returned, not even after the \
+                    report was built: it waits on the main queue for work that needs the main \
+                    queue to run. A deadlock.
+                    """)
+            }
+            fail(
+                "refresh",
+                """
+                refresh(), called on the main queue, returned only once the report was built: \
+                it blocked the main queue, and the whole app, while the ledger worked.
+                """)
+        }
+        let free = Gate("a block on the main queue")
+        OperationQueue.main.addOperation { free.open() }
+        guard free.wait(timeout: patience) else {
+            fail(
+                "refresh",
+                """
+                refresh() returned, but the main queue stayed blocked while the report was being \
+                built (a block enqueued on it did not run within \(patience.seconds) s).
+                """)
+        }
+        ledger.release("March")
+        guard appeared.wait(timeout: patience) else {
+            fail("refresh", "The report for March never appeared on the screen after it was built.")
+        }
+        guard shown.value == ["March"] else {
+            fail("refresh", "The screen showed \(shown.value); expected [\"March\"].")
+        }
+    }
+
+    /// Flushes between two held reports, and on an idle generator.
+    static func flush() {
+        let ledger = Ledger(holding: ["January", "February"])
+        let generator = ReportGenerator(source: ledger)
+        let idle = Gate("flush on an idle generator")
+        generator.flush { idle.open() }
+        guard idle.wait(timeout: patience) else {
+            fail(
+                "flush",
+                """
+                flush() on a generator with nothing to do never called back (waited \
+                \(patience.seconds) s): something inside the ledger queue waits for that queue, \
+                itself included, to be empty.
+                """)
+        }
+
+        let january = generator.generate("January", sections: ["sales"]) { _ in }
+        let flushed = Protected<Bool?>(nil)  // whether January had finished when done ran
+        let called = Gate("flush done")
+        generator.flush {
+            flushed.withValue { $0 = january.isFinished }
+            called.open()
+        }
+        generator.generate("February", sections: ["sales"]) { _ in }
+        ledger.release("January")
+        guard called.wait(timeout: patience) else {
+            ledger.release("February")
+            let late = called.wait(timeout: patience)
+            fail(
+                "flush",
+                late
+                    ? """
+                    flush() called back only after February, asked for after the flush, was \
+                    built too: it waited for the whole queue instead of the work before it.
+                    """
+                    : """
+                    flush() never called back, although January, the only report asked for \
+                    before it, was built: it waits inside the ledger queue for that queue to \
+                    be empty, which never happens while it is in it.
+                    """)
+        }
+        guard flushed.value == true else {
+            fail("flush", "flush() called back while January, asked for before it, was still being built.")
+        }
+        ledger.release("February")
+    }
+}
+
+@Suite("Waiting without deadlock")
+struct WaitingSpecs {
+    // The digest runs on the ledger queue, which runs one operation at a time. Read
+    // DigestJob.main() and ReportGenerator.digest: what is the digest waiting for, and where does
+    // that work have to run? See "Waiting inside a queue".
+    // Covers: C62
+    @Test("a digest of three months arrives, although the ledger runs one operation at a time")
+    func digestDoesNotWaitInsideItsQueue() async {
+        forget("digest")
+        await #expect(
+            processExitsWith: .success,
+            """
+            Expected the digest to arrive within \(patience.seconds) s with every part's sections, \
+            built on a ledger queue that still runs one operation at a time.
+            \(lesson.see("Waiting inside a queue"))
+            """
+        ) {
+            WaitingScenario.digest()
+        }
+        explain("digest")
+    }
+
+    // refresh() is called on the main queue. Read ReportScreen.refresh: does it wait, and does
+    // what it waits for need the main queue? See "Waiting on the main queue".
+    // Covers: C63
+    @Test("refresh() returns at once on the main queue, and the report appears when it is built")
+    func refreshLeavesTheMainQueueFree() async {
+        forget("refresh")
+        await #expect(
+            processExitsWith: .success,
+            """
+            Expected refresh(), called on the main queue, to return while the report was still \
+            being built, the main queue to stay free, and the report to appear once built.
+            \(lesson.see("Waiting on the main queue"))
+            """
+        ) {
+            WaitingScenario.refresh()
+        }
+        explain("refresh")
+    }
+
+    // flush() must call back once the reports asked for before it are built, without waiting
+    // for later ones and without blocking a thread. Read ReportGenerator.flush. See "Barriers
+    // instead of waits".
+    // Covers: C64
+    @Test("flush() calls back once earlier reports are built, not waiting for later ones")
+    func flushWaitsForEarlierReportsOnly() async {
+        forget("flush")
+        await #expect(
+            processExitsWith: .success,
+            """
+            Expected flush() to call back at once on an idle generator, and otherwise as soon as \
+            every report asked for before it was built, while a later report was still running.
+            \(lesson.see("Barriers instead of waits"))
+            """
+        ) {
+            WaitingScenario.flush()
+        }
+        explain("flush")
+    }
+}
