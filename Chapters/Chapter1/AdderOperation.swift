@@ -24,13 +24,15 @@ public final class AdderOperation: Operation, @unchecked Sendable {  // one thre
     }
 
     public override func main() {
+        let formatter = NumberFormatter()
+        formatter.numberStyle = .decimal
         var runningTotal = 0
         for (index, number) in numbers.enumerated() {
             probe(.willAdd(run: run, index: index))
             runningTotal += number
             // Keep the screen's numbers fresh while we go.
             total = runningTotal
-            formattedTotal = String(runningTotal)
+            formattedTotal = formatter.string(from: runningTotal as NSNumber)
         }
         probe(.stopped(run: run, added: numbers.count))
     }

@@ -8,7 +8,7 @@ import Foundation
 /// - `total` and `formattedTotal` are serially confined: `main()` writes them once, at the
 ///   end, and they mean something only after `isFinished`; the lock makes even an early read
 ///   safe from any thread (it sees `nil`).
-public final class AdderOperation: Operation, @unchecked Sendable {  // `result` is only touched under `lock`; the rest is immutable
+public final class AdderOperation: Operation, @unchecked Sendable {  // `result` is locked; the rest is immutable
     /// The numbers to add up: the operation's own copy, taken when it was created.
     public let numbers: [Int]
     /// Which recalculation of the list this is, counting from 1.

@@ -47,7 +47,8 @@ extension Chapter1Specs {
             )
         }
 
-        // Hint: cancel() only sets a flag. The loop must check isCancelled before each number.
+        // Hint: AdderOperation.main(), "Cancel work nobody will use". cancel() sets a flag that
+        // nobody acts on unless the loop looks at it.
         // Covers: C6, C50
         @Test("a cancelled adder stops at the next number and reports no total")
         func cancelledAdderStopsAtTheNextCheck() async {

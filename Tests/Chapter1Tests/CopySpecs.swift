@@ -6,8 +6,8 @@ import Testing
 extension Chapter1Specs {
     @Suite("A sum works on the numbers it started with")
     struct CopySpecs {
-        // Hint: this runs in a child process because the bug it looks for crashes. The sum reads
-        // the live list while the main queue shrinks it; give each sum its own copy.
+        // Hint: ListAdder and AdderOperation, "Give the work its own copy". This runs in a child
+        // process because the bug it looks for crashes: where does a sum read its numbers from?
         // Covers: C2, C5
         @Test("removing numbers while a sum runs cannot crash it")
         func shrinkingTheListDuringASumIsSafe() async {
@@ -23,6 +23,43 @@ extension Chapter1Specs {
                 await ShrinkingListScenario.run()
             }
         }
+    }
+}
+
+extension Chapter1Specs.CopySpecs {
+    // Hint: ListAdder and AdderOperation, "Give the work its own copy". A sum that reads the
+    // model's list races with the main queue's next edit, even when it checks isCancelled first.
+    // Covers: C2, C3
+    @Test("edits that land while the previous sum is reading end on the right total, shown on the main queue")
+    @MainActor
+    func editsDuringSumsEndOnTheRightTotal() async {
+        let driver = SumDriver(paced: false)
+        let screen = Recorder<Redraw>()
+        let adder = ListAdder(numbers: [], probe: driver.probe)
+        adder.draw(into: screen)
+
+        // Each edit lands the moment the previous sum starts reading. The main queue does not
+        // pause in between, so nothing orders the sum's reads before the next edit's writes.
+        let giveUp = ContinuousClock.now + Bound.standard
+        for number in 1...20 {
+            adder.add(number)
+            while driver.startedCount < number && ContinuousClock.now < giveUp {}
+        }
+        await waitUntil(
+            "the screen to show 210, the total of 1…20",
+            hint: "Redraws: \(screen.all.map(\.text)). \(lesson.see("Give the work its own copy"))"
+        ) { screen.contains { $0.text == "210" } && !adder.isRecalculating }
+        await MainQueue.drain()
+
+        let shown = screen.all
+        #expect(
+            shown.last?.text == "210" && shown.allSatisfy(\.onMainQueue),
+            """
+            After 1…20 were added one by one, each while the sum before was reading, expected the \
+            screen to end on 210, redrawn on the main queue; it showed \(shown.map(\.description)).
+            \(lesson.see("Give the work its own copy"))
+            """
+        )
     }
 }
 

@@ -6,8 +6,8 @@ extension Chapter1Specs {
     @Suite("The screen's model is released where its owner lets go of it")
     @MainActor
     struct DeallocationSpecs {
-        // Hint: a thread or block that captures the model strongly may end up releasing it last,
-        // on a background thread. Let the work hold only what it needs, and the model weakly.
+        // Hint: ListAdder, "Release the model on the main queue". Which closure or thread holds
+        // the model strongly while a sum runs?
         // Covers: C10
         @Test("dropping the model while a sum runs releases it on the main queue")
         func modelIsReleasedOnTheMainQueue() async {

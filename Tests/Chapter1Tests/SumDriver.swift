@@ -18,6 +18,8 @@ final class SumDriver: Sendable {
     /// A relaxed atomic orders nothing, so a spec that polls it never synchronises with the
     /// sum: ThreadSanitizer then still sees a race between the sum's thread and the poller.
     private let stoppedRuns = Atomic<Int>(0)
+    /// How many runs have reached their first number, counted the same way.
+    private let startedRuns = Atomic<Int>(0)
 
     /// Creates a driver; when `paced` is false, no sum ever waits.
     init(paced: Bool = true) {
@@ -29,7 +31,9 @@ final class SumDriver: Sendable {
         { [self] event in
             events.record(event)
             switch event {
-            case .willAdd(let run, _): pacer(run).step()
+            case .willAdd(let run, let index):
+                if index == 0 { startedRuns.add(1, ordering: .relaxed) }
+                pacer(run).step()
             case .stopped: stoppedRuns.add(1, ordering: .relaxed)
             case .delivered: break
             }
@@ -63,6 +67,11 @@ final class SumDriver: Sendable {
     /// How many runs have stopped so far, read without synchronising with them.
     var stoppedCount: Int {
         stoppedRuns.load(ordering: .relaxed)
+    }
+
+    /// How many runs have reached their first number, read without synchronising with them.
+    var startedCount: Int {
+        startedRuns.load(ordering: .relaxed)
     }
 
     /// Whether the owner has received the result of run `run`.
