@@ -11,10 +11,54 @@ enum Arrival: String, Sendable, CaseIterable, CustomTestStringConvertible {
     var testDescription: String { rawValue }
 }
 
+/// A step's policy for cancelled inputs, as a spec argument.
+enum Policy: String, Sendable, CaseIterable, CustomTestStringConvertible {
+    case cancel = "a step that cancels when an input is cancelled"
+    case runWithout = "a step that runs without a cancelled input"
+
+    var value: CancelledInputPolicy {
+        switch self {
+        case .cancel: .cancel
+        case .runWithout: .runWithout
+        }
+    }
+
+    var testDescription: String { rawValue }
+}
+
+/// Two decisions on one approval, made back to back.
+enum Decisions: String, Sendable, CaseIterable, CustomTestStringConvertible {
+    case grantThenDeny = "granted, then denied"
+    case denyThenGrant = "denied, then granted"
+
+    var testDescription: String { rawValue }
+}
+
+/// Whether `step` waits on some operation besides the build steps it needs, and if not, records why.
+///
+/// Any operation will do: the approval itself, or one it owns. What matters is that the wait
+/// is a dependency, which the queue honours, rather than a condition hidden in `isReady`.
+func waitsOnAnOperation(
+    _ step: BuildStep, for approval: Approval, sourceLocation: SourceLocation = #_sourceLocation
+) -> Bool {
+    let others = step.dependencies.filter { !($0 is BuildStep) }
+    guard others.isEmpty else { return true }
+    Issue.record(
+        """
+        Once the plan started, “\(step.title)” depended on \(describe(Set(step.dependencies.compactMap { ($0 as? BuildStep)?.title }))) \
+        only: nothing stands for “\(approval.title)”. Make the approval an operation that finishes \
+        when it is decided, and have the step depend on it.
+        \(lesson.see("Readiness is a dependency"))
+        """,
+        sourceLocation: sourceLocation
+    )
+    return false
+}
+
 @Suite("Waiting for an outside event is one more dependency, not a custom isReady")
 struct ApprovalSpecs {
-    // Make the approval an operation that finishes when granted and that the step depends on.
-    // An isReady override that skips super ignores dependencies; one that never notifies sticks.
+    // Approval.grant() and BuildStep's init: the step must wait for the approval AND its inputs.
+    // See "Readiness is a dependency".
     // Covers: C41, C35
     @Test(
         "a step that needs an approval starts only once it is granted and its inputs are done",
@@ -35,22 +79,18 @@ struct ApprovalSpecs {
         plan.add(publish, needs: ["package"], on: queues[1])
         let hint = lesson.see("Readiness is a dependency")
 
-        #expect(
-            publish.dependencies.contains(signOff),
-            "“publish” does not list its approval among its dependencies: make the approval an operation it depends on. \(hint)"
-        )
         try await launch(plan)
+        guard waitsOnAnOperation(publish, for: signOff) else { return }
 
         func grantFromElsewhere() async -> Bool {
             DispatchQueue.global().async {
                 recorder.record(.note("sign-off granted"))
                 signOff.grant()
+                recorder.record(.note("grant() returned"))
             }
-            return await waitUntil(
-                "the approval, an operation, to finish once granted",
-                hint:
-                    "grant() should finish the approval operation; that is what releases the steps waiting for it.\n\(hint)"
-            ) { signOff.isFinished }
+            return await waitUntil("grant() to return", hint: hint) {
+                recorder.contains(.note("grant() returned"))
+            }
         }
         switch arrival {
         case .approvalFirst:
@@ -65,7 +105,11 @@ struct ApprovalSpecs {
         }
         let ran = await waitUntil(
             "“publish” to finish once approved and packaged",
-            hint: "Timeline: \(recorder.timeline)\n\(hint)"
+            hint: """
+                grant() must finish an operation that “publish” depends on: that is what releases it. \
+                Timeline: \(recorder.timeline)
+                \(hint)
+                """
         ) { publish.isFinished }
         guard ran else { return }
 
@@ -78,18 +122,21 @@ struct ApprovalSpecs {
         }
     }
 
-    // deny() should finish the approval cancelled, which releases the waiting step; the step
-    // then notices the cancelled dependency and cancels itself, and its dependents follow.
+    // Approval.deny() and BuildStep.main(): a denied approval must finish (cancelled) to release
+    // the step, and a cancelled approval stops the step whatever its policy for cancelled inputs.
     // Covers: C41, C39
-    @Test("a denied approval releases the waiting step, which cancels instead of publishing")
-    func denialCancelsTheStep() async throws {
+    @Test(
+        "a denied approval releases the waiting step, which cancels instead of publishing",
+        arguments: Policy.allCases)
+    func denialCancelsTheStep(policy: Policy) async throws {
         let recorder = Recorder<Event>()
         let queues = [
             EagerQueue("queue A", recorder: recorder), EagerQueue("queue B", recorder: recorder),
         ]
         let signOff = Approval("release sign-off")
         let publish = BuildStep(
-            "publish", approval: signOff, work: Build.work("publish", recorder: recorder))
+            "publish", ifInputCancelled: policy.value, approval: signOff,
+            work: Build.work("publish", recorder: recorder))
         let announce = BuildStep("announce", work: Build.work("announce", recorder: recorder))
         var plan = BuildPlan()
         plan.add(
@@ -99,24 +146,95 @@ struct ApprovalSpecs {
         let hint = lesson.see("Readiness is a dependency")
 
         try await launch(plan)
+        guard waitsOnAnOperation(publish, for: signOff) else { return }
         DispatchQueue.global().async {
             recorder.record(.note("sign-off denied"))
             signOff.deny()
         }
         let released = await waitUntil(
             "“announce” to finish after the sign-off was denied",
-            hint:
-                "A denied approval should finish (cancelled) and so release “publish”. Timeline: \(recorder.timeline)\n\(hint)"
+            hint: """
+                A denied approval must still finish (cancelled): a cancelled operation that is never \
+                started releases nobody. Timeline: \(recorder.timeline)
+                \(hint)
+                """
         ) { announce.isFinished }
         guard released else { return }
 
         #expect(
             !recorder.started("publish") && !recorder.started("announce"),
-            "The sign-off was denied, yet the work ran. Timeline: \(recorder.timeline)\n\(hint)"
+            """
+            The sign-off was denied, yet the work ran\
+            \(policy == .runWithout ? " (“publish” runs without cancelled inputs, but a denied approval is not an input: it forbids the step)" : "").
+            Timeline: \(recorder.timeline)
+            \(hint)
+            """
         )
         #expect(
             publish.isCancelled && announce.isCancelled,
             "After the denial “publish” is \(publish.isCancelled ? "" : "not ")cancelled and “announce” is \(announce.isCancelled ? "" : "not ")cancelled; expected both. \(hint)"
+        )
+    }
+
+    // Approval.grant() and deny(): an approval is decided once. The later call must change
+    // nothing that the waiting step sees afterwards. See "Readiness is a dependency".
+    // Covers: C41
+    @Test(
+        "the first decision on an approval stands; a second one changes nothing",
+        arguments: Decisions.allCases)
+    func firstDecisionStands(decisions: Decisions) async throws {
+        let recorder = Recorder<Event>()
+        let packaging = heldQueue("the packaging queue (suspended)", recorder: recorder)
+        defer { packaging.isSuspended = false }
+        let queue = EagerQueue("queue B", recorder: recorder)
+        let signOff = Approval("release sign-off")
+        let publish = BuildStep(
+            "publish", approval: signOff, work: Build.work("publish", recorder: recorder))
+        var plan = BuildPlan()
+        plan.add(
+            BuildStep("package", work: Build.work("package", recorder: recorder)), on: packaging)
+        plan.add(publish, needs: ["package"], on: queue)
+        let hint = lesson.see("Readiness is a dependency")
+
+        try await launch(plan)
+        guard waitsOnAnOperation(publish, for: signOff) else { return }
+        DispatchQueue.global().async {
+            switch decisions {
+            case .grantThenDeny:
+                recorder.record(.note("granted"))
+                signOff.grant()
+                recorder.record(.note("denied"))
+                signOff.deny()
+            case .denyThenGrant:
+                recorder.record(.note("denied"))
+                signOff.deny()
+                recorder.record(.note("granted"))
+                signOff.grant()
+            }
+            recorder.record(.note("both decisions returned"))
+        }
+        guard
+            await waitUntil(
+                "grant() and deny() to return", hint: hint,
+                { recorder.contains(.note("both decisions returned")) })
+        else { return }
+        packaging.isSuspended = false
+        guard
+            await waitUntil(
+                "“publish” to finish once the approval was decided and “package” done",
+                hint: "Timeline: \(recorder.timeline)\n\(hint)", { publish.isFinished })
+        else { return }
+
+        let granted = decisions == .grantThenDeny
+        #expect(
+            recorder.started("publish") == granted && publish.isCancelled != granted,
+            """
+            The approval was \(decisions.rawValue): the first decision should stand, so “publish” \
+            should \(granted ? "run" : "be cancelled without running"); it \
+            \(recorder.started("publish") ? "ran" : "did not run")\(publish.isCancelled ? " and is cancelled" : "").
+            Timeline: \(recorder.timeline)
+            \(hint)
+            """
         )
     }
 }

@@ -5,8 +5,8 @@ import Testing
 
 @Suite("A cancelled step releases the steps that need it, and each of them decides")
 struct CancellationSpecs {
-    // A cancelled dependency counts as finished, so its dependents run main(). There they must
-    // notice it (dependency.isCancelled) and, for a required input, cancel themselves unrun.
+    // BuildStep.main(): what does a step do when a dependency was cancelled, and what do its
+    // own dependents then see? See "When a dependency is cancelled".
     // Covers: C39
     @Test(
         "a cancelled required input cancels the step, and the cancellation travels down the chain")
@@ -59,8 +59,7 @@ struct CancellationSpecs {
         }
     }
 
-    // A step that can do without an input (policy .runWithout) still runs when that input was
-    // cancelled, after it was released, and receives only the inputs that exist.
+    // BuildStep.main() with the policy .runWithout. See "When a dependency is cancelled".
     // Covers: C39
     @Test("a cancelled optional input releases the step, which runs without that input")
     func optionalInputIsLeftOut() async throws {

@@ -13,6 +13,15 @@ struct CyclicShape: Sendable, CustomTestStringConvertible {
     static let all: [CyclicShape] = [
         CyclicShape(
             shape: Shape(
+                name: "a step that needs itself",
+                nodes: [
+                    Node("configure"), Node("bootstrap", needs: ["configure", "bootstrap"], queue: 1),
+                ]
+            ),
+            cycle: ["bootstrap"]
+        ),
+        CyclicShape(
+            shape: Shape(
                 name: "two steps that need each other",
                 nodes: [
                     Node("codegen", needs: ["schema"]),
@@ -47,8 +56,8 @@ struct CyclicShape: Sendable, CustomTestStringConvertible {
 
 @Suite("A plan with a cycle is refused before anything is enqueued")
 struct CycleSpecs {
-    // Steps in a cycle wait for each other forever. start() must search the graph first and
-    // throw BuildError.cycle naming the steps of the loop, before it wires or enqueues anything.
+    // BuildPlan.start(): search the whole graph for a loop (a step needing itself included)
+    // before any addDependency or addOperation. See "Refuse cycles before you enqueue".
     // Covers: C38
     @Test(
         "start() throws an error naming the steps of the cycle and enqueues nothing",
@@ -58,19 +67,20 @@ struct CycleSpecs {
         let build = Build(example.shape, recorder: recorder)
         let hint = lesson.see("Refuse cycles before you enqueue")
 
-        var thrown: BuildError?
-        do {
-            try await launch(build.plan)
-        } catch {
-            thrown = error
-        }
+        // A step wired to itself deadlocks inside addDependency: then stop, touching nothing.
+        guard let outcome = await attempt(build.plan) else { return }
         let enqueued = build.queues.flatMap(\.handoffs).map(\.title)
 
-        guard case .cycle(let titles)? = thrown else {
+        guard case .failure(.cycle(let titles)) = outcome else {
+            let what =
+                switch outcome {
+                case .success: "returned normally"
+                case .failure(let error): "threw “\(error)”"
+                }
             Issue.record(
                 """
-                start() \(thrown.map { "threw “\($0)”" } ?? "returned normally") for a plan with a cycle \
-                through \(describe(example.cycle)); expected BuildError.cycle naming those steps.
+                start() \(what) for a plan with a cycle through \(describe(example.cycle)); \
+                expected BuildError.cycle naming those steps.
                 It handed \(enqueued.count) steps to the queues; steps in a cycle never run, they wait for each other forever.
                 \(hint)
                 """
@@ -79,19 +89,26 @@ struct CycleSpecs {
         }
         #expect(
             Set(titles) == example.cycle && titles.count == example.cycle.count,
-            "BuildError.cycle named \(titles.map { "“\($0)”" }); expected exactly the steps of the loop, \(describe(example.cycle)). \(hint)"
+            "BuildError.cycle named \(titles.map { "“\($0)”" }); expected exactly the steps of the loop, \(describe(example.cycle)), each once. \(hint)"
         )
         let needs = Dictionary(
-            uniqueKeysWithValues: example.shape.nodes.map { ($0.title, Set($0.needs)) })
-        let followsTheLoop = titles.indices.allSatisfy { index in
-            needs[titles[index]]?.contains(titles[(index + 1) % titles.count]) ?? false
+            example.shape.nodes.map { ($0.title, Set($0.needs)) }, uniquingKeysWith: { $0.union($1) })
+        func follows(_ order: [String]) -> Bool {
+            order.indices.allSatisfy { index in
+                needs[order[index]]?.contains(order[(index + 1) % order.count]) ?? false
+            }
         }
         #expect(
-            followsTheLoop,
-            "BuildError.cycle named \(titles.map { "“\($0)”" }): list them in order, each needing the next and the last needing the first. \(hint)"
+            follows(titles),
+            """
+            BuildError.cycle named \(titles.map { "“\($0)”" }): \
+            \(follows(titles.reversed()) ? "that is the loop backwards. " : "")List the steps so that each \
+            needs the next and the last needs the first; any of them may come first.
+            \(hint)
+            """
         )
         #expect(
-            enqueued.isEmpty && build.steps.values.allSatisfy { $0.dependencies.isEmpty },
+            enqueued.isEmpty && build.everyStep.allSatisfy { $0.dependencies.isEmpty },
             "start() threw, but only after it had enqueued \(enqueued) or wired dependencies. Check the whole graph first. \(hint)"
         )
     }

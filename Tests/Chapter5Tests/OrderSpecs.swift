@@ -5,8 +5,8 @@ import Testing
 
 @Suite("A step starts only after every step it needs has finished")
 struct OrderSpecs {
-    // A step began while a step it needs was still working. Does start() call addDependency
-    // for every edge BEFORE it hands any step to a queue? Once added, a step may run at once.
+    // BuildPlan.start(): when is each step handed to its queue, and are its edges there yet?
+    // See "Wire the graph, then enqueue it".
     // Covers: C35, C36, C37
     @Test(
         "every edge holds: a dependency finishes before its dependent starts, on either queue",
@@ -39,8 +39,8 @@ struct OrderSpecs {
         )
     }
 
-    // A step reached its queue before all of its dependencies were attached. Wire every edge
-    // first, then call addOperation: a queue may start a ready step the moment it gets it.
+    // BuildPlan.start(): which queue gets each step, and what it depends on at that moment.
+    // See "Wire the graph, then enqueue it".
     // Covers: C35, C36
     @Test(
         "each step reaches the queue it was planned for with every dependency already attached",

@@ -3,13 +3,23 @@ import Foundation
 import KataTestSupport
 import Testing
 
+/// How the dependency that a spec removes ended.
+enum Ending: String, Sendable, CaseIterable, CustomTestStringConvertible {
+    case succeeded = "a dependency that finished with an output"
+    case cancelled = "a dependency that was cancelled"
+
+    var testDescription: String { rawValue }
+}
+
 @Suite("A dependency removed before the step starts no longer feeds it")
 struct RemovalSpecs {
-    // Inputs come from the step's dependencies as they are when it starts. Only a FINISHED
-    // dependency is removed here: on Linux removing an unfinished one leaves the step stuck.
-    // Covers: C42, C40
-    @Test("a finished dependency removed before the step starts is left out of its inputs")
-    func removedDependencyIsLeftOut() async throws {
+    // BuildStep.main(): take the inputs, and the cancelled dependencies, from `dependencies` as
+    // it is when the step runs, not from a list made earlier. See "Removing a dependency".
+    // Covers: C42, C40, C39
+    @Test(
+        "a finished dependency removed before the step starts neither feeds nor cancels it",
+        arguments: Ending.allCases)
+    func removedDependencyIsLeftOut(ending: Ending) async throws {
         let recorder = Recorder<Event>()
         let docsQueue = heldQueue("the docs queue (suspended)", recorder: recorder)
         defer { docsQueue.isSuspended = false }
@@ -29,6 +39,10 @@ struct RemovalSpecs {
         plan.add(BuildStep("docs", work: Build.work("docs", recorder: recorder)), on: docsQueue)
         let hint = lesson.see("Removing a dependency")
 
+        if ending == .cancelled {
+            recorder.record(.note("lint cancelled"))
+            lint.cancel()
+        }
         try await launch(plan)
         guard await waitUntil("“lint” to finish", hint: hint, { lint.isFinished }) else { return }
         report.removeDependency(lint)
@@ -41,10 +55,12 @@ struct RemovalSpecs {
         else { return }
 
         #expect(
-            received.value == ["docs": "docs output"],
+            received.value == ["docs": "docs output"] && !report.isCancelled,
             """
-            “report” lost its dependency on “lint” before it started, so its only input should be \
-            [“docs”]; it received \(describe(received.value)).
+            “report” lost its dependency on “lint” (\(ending.rawValue)) before it started, so it \
+            should run with [“docs”] as its only input; it received \(describe(received.value))\
+            \(report.isCancelled ? " and was cancelled" : "").
+            A step's inputs are its dependencies as they are when it runs.
             Timeline: \(recorder.timeline)
             \(hint)
             """

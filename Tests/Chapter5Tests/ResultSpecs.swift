@@ -5,8 +5,8 @@ import Testing
 
 @Suite("Results travel from a finished step to its dependents through the step objects")
 struct ResultSpecs {
-    // The step must read each input from its dependencies (the BuildStep objects), not from a
-    // table somewhere else, and only the steps it needs may appear in its inputs.
+    // BuildStep.main() and `output`: where are the inputs read from, and where is the output
+    // kept? See "Pass results through the operations".
     // Covers: C40, C37
     @Test("a step that needs several steps receives exactly their outputs, under their titles")
     func fanInReceivesEveryOutput() async throws {
@@ -62,8 +62,8 @@ struct ResultSpecs {
         )
     }
 
-    // Two builds use the same step titles. If outputs live in a table shared by title, the
-    // slower build reads the other build's output. Keep each output on its own step object.
+    // BuildStep.output and main(): is anything shared between two plans that use the same
+    // titles? See "Pass results through the operations".
     // Covers: C40
     @Test("two builds with the same step titles each see their own outputs")
     func twoBuildsKeepTheirOwnOutputs() async throws {

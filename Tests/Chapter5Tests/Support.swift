@@ -171,6 +171,8 @@ struct Shape: Sendable, CustomTestStringConvertible {
 struct Build {
     var plan = BuildPlan()
     var steps: [String: BuildStep] = [:]
+    /// Every step in the order of the shape, including any that share a title.
+    var everyStep: [BuildStep] = []
     let queues: [EagerQueue]
 
     /// Makes a plan for `shape` whose every step records its start and its finish.
@@ -184,6 +186,7 @@ struct Build {
         for node in shape.nodes.reversed() {
             let step = BuildStep(node.title, work: Build.work(node.title, recorder: recorder))
             steps[node.title] = step
+            everyStep.append(step)
             plan.add(step, needs: node.needs, on: queues[node.queue])
         }
     }
@@ -205,27 +208,55 @@ struct Build {
     }
 }
 
-/// Calls `plan.start()` on a thread of its own and suspends until it returns.
+/// Calls `plan.start()` on a thread of its own and waits, bounded, until it returns or throws.
 ///
 /// `start()` blocks while an `EagerQueue` waits for a step to begin; on a thread of its own
-/// that wait cannot hold up the threads the steps themselves need.
-func launch(_ plan: BuildPlan) async throws(BuildError) {
+/// that wait cannot hold up the threads the steps themselves need. Returns nil, after recording
+/// an issue, if `start()` never returned: wiring a step to itself deadlocks on Linux. The spec
+/// must then touch none of the plan's steps again (their locks may be held for good).
+func attempt(
+    _ plan: BuildPlan, timeout: Duration = Bound.scaled(.seconds(1)),
+    sourceLocation: SourceLocation = #_sourceLocation
+) async -> Result<Void, BuildError>? {
     struct Box: @unchecked Sendable {  // handed to exactly one thread, then only read there
         let plan: BuildPlan
     }
     let box = Box(plan: plan)
-    let result: Result<Void, BuildError> = await withCheckedContinuation { continuation in
-        let thread = Thread {
-            do throws(BuildError) {
-                try box.plan.start()
-                continuation.resume(returning: .success(()))
-            } catch {
-                continuation.resume(returning: .failure(error))
-            }
+    let outcome = Protected<Result<Void, BuildError>?>(nil)
+    let thread = Thread {
+        do throws(BuildError) {
+            try box.plan.start()
+            outcome.withValue { $0 = .success(()) }
+        } catch {
+            outcome.withValue { $0 = .failure(error) }
         }
-        thread.start()
     }
-    try result.get()
+    thread.start()
+    let returned = await waitUntil(
+        "BuildPlan.start() to return or throw",
+        timeout: timeout,
+        hint: """
+            start() is stuck. A step wired to itself (addDependency(self)) deadlocks on Linux: \
+            look for cycles, including a step that needs itself, before calling addDependency.
+            \(lesson.see("Refuse cycles before you enqueue"))
+            """,
+        sourceLocation: sourceLocation
+    ) { outcome.value != nil }
+    return returned ? outcome.value : nil
+}
+
+/// The spec stopped because `BuildPlan.start()` never returned; the issue is already recorded.
+struct StartNeverReturned: Error, CustomStringConvertible {
+    var description: String { "BuildPlan.start() never returned; the spec stopped there" }
+}
+
+/// Starts a plan that should be sound: throws what `start()` threw, or `StartNeverReturned`.
+func launch(_ plan: BuildPlan, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    guard let outcome = await attempt(plan, timeout: Bound.standard, sourceLocation: sourceLocation)
+    else {
+        throw StartNeverReturned()
+    }
+    try outcome.get()
 }
 
 /// Makes an eager queue that starts suspended, to hold a step back without blocking a thread.

@@ -1,0 +1,82 @@
+import Chapter5
+import Foundation
+import KataTestSupport
+import Testing
+
+/// A plan that names a step twice or needs a step it does not hold, and the error it deserves.
+struct UnsoundPlan: Sendable, CustomTestStringConvertible {
+    let shape: Shape
+    let error: BuildError
+
+    var testDescription: String { shape.name }
+
+    static let all: [UnsoundPlan] = [
+        UnsoundPlan(
+            shape: Shape(
+                name: "two steps called “compile”",
+                nodes: [
+                    Node("fetch"), Node("compile", needs: ["fetch"]),
+                    Node("compile", needs: ["fetch"], queue: 1), Node("link", needs: ["compile"]),
+                ]
+            ),
+            error: .duplicateStep("compile")
+        ),
+        UnsoundPlan(
+            shape: Shape(
+                name: "“link” needs a “compile” the plan does not hold",
+                nodes: [
+                    Node("fetch"), Node("link", needs: ["fetch", "compile"], queue: 1),
+                    Node("test", needs: ["link"]),
+                ]
+            ),
+            error: .unknownStep("compile", neededBy: "link")
+        ),
+    ]
+}
+
+@Suite("A plan with a repeated or missing step is refused before anything is enqueued")
+struct PlanErrorSpecs {
+    // BuildPlan.start(): index the steps by title and resolve every title a step needs before
+    // wiring or enqueueing anything. See "Refuse cycles before you enqueue".
+    // Covers: C38, C35
+    @Test(
+        "start() throws the plan's error and neither wires nor enqueues anything",
+        arguments: UnsoundPlan.all)
+    func unsoundPlanIsRefused(example: UnsoundPlan) async throws {
+        let recorder = Recorder<Event>()
+        let build = Build(example.shape, recorder: recorder)
+        let hint = lesson.see("Refuse cycles before you enqueue")
+
+        guard let outcome = await attempt(build.plan) else { return }
+        let enqueued = build.queues.flatMap(\.handoffs).map(\.title)
+        let thrown: BuildError? =
+            switch outcome {
+            case .success: nil
+            case .failure(let error): error
+            }
+
+        #expect(
+            thrown == example.error,
+            """
+            start() \(thrown.map { "threw \(spelled($0))" } ?? "returned normally") for a plan with \
+            \(example.shape.name); expected it to throw \(spelled(example.error)).
+            A step that is missing or named twice cannot be wired by title: refuse the plan.
+            \(hint)
+            """
+        )
+        #expect(
+            thrown == nil || (enqueued.isEmpty && build.everyStep.allSatisfy { $0.dependencies.isEmpty }),
+            "start() threw, but only after it had enqueued \(enqueued) or wired dependencies. Check the whole plan first. \(hint)"
+        )
+    }
+}
+
+/// An error as code, for messages: `BuildError.unknownStep("compile", neededBy: "link")`.
+func spelled(_ error: BuildError) -> String {
+    switch error {
+    case .duplicateStep(let title): "BuildError.duplicateStep(\"\(title)\")"
+    case .unknownStep(let title, let dependent):
+        "BuildError.unknownStep(\"\(title)\", neededBy: \"\(dependent)\")"
+    case .cycle(let titles): "BuildError.cycle(\(titles))"
+    }
+}
