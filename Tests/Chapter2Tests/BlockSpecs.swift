@@ -90,37 +90,42 @@ struct BlockOperationGroups {
 
 @Suite("Steps that must run in order go to a serial queue")
 struct StepsInOrder {
-    // The first step gives the second up to half a second to start. On a serial queue it never can,
-    // so the log stays in order; on a concurrent queue the two overlap.
-    // Covers: C15
-    @Test(
-        "each step starts only after the one before it has ended, in the order they were handed in")
+    // Hint: OrderedSteps.run, "When order matters". Which kind of queue runs one thing at a
+    // time, first in, first out, whatever the priority?
+    // Covers: C15, C47
+    @Test("each step starts only after the one before it has ended, in the order handed in, even an urgent one")
     func oneAfterAnother() async throws {
         let steps = OrderedSteps(label: "kata.chapter2.steps")
         let log = Recorder<String>()
+        let handedIn = Gate("all three steps handed in")
         let secondStarted = Gate("step 2 started")
-        steps.run {
+        steps.run(priority: .low) {
             log.record("1 starts")
-            secondStarted.wait(timeout: .milliseconds(500))
+            handedIn.wait()
+            // On a serial queue step 2 cannot start now; on a concurrent one it starts at once.
+            secondStarted.wait(timeout: Bound.scaled(.milliseconds(100)))
             log.record("1 ends")
         }
-        steps.run {
+        steps.run(priority: .normal) {
             log.record("2 starts")
             secondStarted.open()
             log.record("2 ends")
         }
-        steps.run {
+        steps.run(priority: .veryHigh) {
             log.record("3 starts")
             log.record("3 ends")
         }
+        handedIn.open()
         await waitUntil("all three steps to end") { log.count == 6 }
 
         let expected = ["1 starts", "1 ends", "2 starts", "2 ends", "3 starts", "3 ends"]
         #expect(
             log.all == expected,
             """
-            Expected the steps one after another: \(expected.joined(separator: " → ")); \
-            they ran as: \(log.timeline).
+            Steps 1 (low priority), 2 (normal) and 3 (very high) were handed in in that order. \
+            Expected them one after another: \(expected.joined(separator: " → ")); they ran as: \
+            \(log.timeline). A concurrent queue overlaps them; an operation queue, even one \
+            limited to one operation at a time, picks the next by priority.
             \(lesson.see("When order matters"))
             """)
     }
