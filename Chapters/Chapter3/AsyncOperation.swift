@@ -2,7 +2,7 @@ import Foundation
 
 /// A base class for operations whose work ends on another thread, after `start()` has returned.
 ///
-/// Subclasses override `execute()` to do their work and call `finish()` when it ends.
+/// Subclasses override `execute()` to do their work and call `finish()` at the end.
 open class AsyncOperation: Operation, @unchecked Sendable {  // two Bools, what could go wrong?
     private var executing = false
     private var finished = false
@@ -14,6 +14,11 @@ open class AsyncOperation: Operation, @unchecked Sendable {  // two Bools, what 
 
     // The book overrides isConcurrent here, but that property does not even exist on Linux.
     // Queues run every operation on a thread of their own anyway, so this one is left out.
+
+    /// Ready whenever it is neither running nor done.
+    open override var isReady: Bool {
+        !executing && !finished
+    }
 
     /// Whether the work is running.
     open override var isExecuting: Bool {
@@ -27,6 +32,11 @@ open class AsyncOperation: Operation, @unchecked Sendable {  // two Bools, what 
 
     /// Runs `main()` on a new thread and returns at once.
     open override func start() {
+        // If cancelled, just return.
+        if isCancelled {
+            return
+        }
+        // Now run main() on a separate thread.
         willChangeValue(forKey: "isExecuting")
         Thread.detachNewThread { self.main() }
         executing = true

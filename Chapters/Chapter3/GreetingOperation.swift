@@ -29,9 +29,11 @@ open class GreetingOperation: AsyncOperation, @unchecked Sendable {  // the thre
 
     /// Says hello, pauses, says goodbye, and finishes; `start()` already put us on our own thread.
     open override func execute() {
-        let hello = "Hello, \(person)!"
-        pause()  // simulates the processing
-        words = "\(hello) Goodbye, \(person)!"
-        finish()
+        if !isCancelled {
+            let hello = "Hello, \(person)!"
+            pause()  // simulates the processing
+            words = "\(hello) Goodbye, \(person)!"
+            finish()
+        }
     }
 }

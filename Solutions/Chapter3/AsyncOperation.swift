@@ -2,18 +2,20 @@ import Foundation
 
 /// A base class for operations whose work ends on another queue, after `start()` has returned.
 ///
-/// Subclasses override `execute()` to launch their work and call `finish()` on every path out of it.
-/// The class keeps `isExecuting` and `isFinished` itself and announces each change, so queues,
-/// dependents and completion blocks learn when the work is really over.
-open class AsyncOperation: Operation, @unchecked Sendable {  // `state` is only touched under `lock`
-    private struct State {
-        var isExecuting = false
-        var isFinished = false
+/// Subclasses override `execute()` to launch their work and call `finish()` on every path out of it,
+/// including the one taken when the work notices that the operation was cancelled. The class keeps
+/// `isExecuting` and `isFinished` itself and announces each change, so queues, dependents and
+/// completion blocks learn when the work is really over.
+open class AsyncOperation: Operation, @unchecked Sendable {  // `flags` is only touched under `flagsLock`
+    private struct Flags {
+        var executing = false
+        var finished = false
     }
 
-    /// Guards `state`. Re-entrant, because announcing a change reads the property back on this thread.
-    private let lock = NSRecursiveLock()
-    private var state = State()  // protected by lock
+    /// Guards `flags`, and is held while a change is announced, so no reader sees a change half made.
+    /// Re-entrant, because announcing a change reads the property back on this thread.
+    private let flagsLock = NSRecursiveLock()
+    private var flags = Flags()  // protected by flagsLock
 
     /// Creates an operation that has not started yet.
     public override init() {
@@ -27,32 +29,31 @@ open class AsyncOperation: Operation, @unchecked Sendable {  // `state` is only 
 
     /// Whether the work has been launched and has not finished yet.
     open override var isExecuting: Bool {
-        lock.withLock { state.isExecuting }
+        flagsLock.withLock { flags.executing }
     }
 
-    /// Whether the operation is done, because its work ended or because it was cancelled.
+    /// Whether the operation is done, because its work ended or because it was cancelled before it started.
     open override var isFinished: Bool {
-        lock.withLock { state.isFinished }
+        flagsLock.withLock { flags.finished }
     }
 
     /// Moves to executing and launches the work, or finishes at once if the operation was cancelled.
     ///
-    /// It never calls `super.start()`: the inherited version would run `main()` and declare the
-    /// operation finished as soon as it returned.
+    /// It never calls `super.start()`, which would run `main()` and keep state of its own.
     open override func start() {
-        let launches = lock.withLock { () -> Bool in
-            guard !state.isFinished else { return false }
+        let launches = flagsLock.withLock { () -> Bool in
+            guard !flags.finished, !flags.executing else { return false }
             guard !isCancelled else {
                 finishHoldingLock()
                 return false
             }
             willChangeValue(forKey: "isExecuting")
-            state.isExecuting = true
+            flags.executing = true
             didChangeValue(forKey: "isExecuting")
             return true
         }
         if launches {
-            execute()
+            execute()  // outside the lock: the work may finish on another thread before this returns
         }
     }
 
@@ -63,33 +64,21 @@ open class AsyncOperation: Operation, @unchecked Sendable {  // `state` is only 
         finish()
     }
 
-    /// Marks the operation cancelled and, if its work is running, finishes it now.
-    ///
-    /// The work may still be running when this returns; it should check `isCancelled` and stop.
-    open override func cancel() {
-        super.cancel()
-        lock.withLock {
-            if state.isExecuting {
-                finishHoldingLock()
-            }
-        }
-    }
-
     /// Moves the operation to finished and announces it; calling it again has no effect.
     public func finish() {
-        lock.withLock { finishHoldingLock() }
+        flagsLock.withLock { finishHoldingLock() }
     }
 
     /// Sets both flags together and announces only the values that really change.
     ///
-    /// Call it with `lock` held.
+    /// Call it with `flagsLock` held.
     private func finishHoldingLock() {
-        let announcesFinished = !state.isFinished
-        let announcesExecuting = state.isExecuting
+        let announcesFinished = !flags.finished
+        let announcesExecuting = flags.executing
         if announcesFinished { willChangeValue(forKey: "isFinished") }
         if announcesExecuting { willChangeValue(forKey: "isExecuting") }
-        state.isExecuting = false
-        state.isFinished = true
+        flags.executing = false
+        flags.finished = true
         if announcesExecuting { didChangeValue(forKey: "isExecuting") }
         if announcesFinished { didChangeValue(forKey: "isFinished") }
     }

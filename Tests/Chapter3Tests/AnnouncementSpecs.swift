@@ -5,92 +5,93 @@ import Testing
 
 @Suite("Finishing is announced, so everything that waits on the operation moves on")
 struct FinishingIsAnnounced {
-    // A dependent runs only when isFinished is announced AFTER the flag flipped to true.
-    // Flip both flags first, then call didChangeValue(forKey:) for "isExecuting" and "isFinished".
+    // Look at where AsyncOperation sets its flags and calls didChangeValue(forKey:), in start() and finish().
+    // Read "Announce every change, after the flag flips".
     // Covers: C20
-    @Test("an operation that depends on the greeting runs, and the queue drains, once the work ends")
-    func dependentRunsAndQueueDrains() async {
+    @Test("each change of isExecuting and isFinished is announced with its new value, and a dependent runs")
+    func everyChangeIsAnnounced() async {
         let trace = Recorder<Moment>()
-        let gate = Gate("the greeting's pause")
-        defer { gate.open() }
-        let greeting = TracedGreeting(trace: trace, gate: gate)
+        let greeting = TracedGreeting(trace: trace)
+        defer { greeting.pause.open() }
         let dependent = sentinel(trace)
         dependent.addDependency(greeting)
         let queue = makeQueue()
-        #if canImport(Darwin)
-            let announcements = Announcements(of: greeting)
-            defer { announcements.stop() }
-        #endif
 
         queue.enqueue([greeting, dependent])
-        guard await releaseAfterStartReturned(trace, gate, see: "The steps") else { return }
-        await waitForFinished(greeting, trace)
+        guard await releaseAfterStartReturned(greeting, see: "The steps") else { return }
+        guard await waitForFinished(greeting) else { return }
+        guard
+            await waitForEffect(
+                .sentinelRan, of: greeting, "the sentinel that depends on the greeting to run",
+                why: "Nobody heard that the greeting finished: announce isFinished after setting the flag.")
+        else { return }
         await waitUntil(
-            "the sentinel that depends on the greeting to run",
-            hint: trace.lifecycle(missing: "sentinel never ran") + "\n"
-                + "Nobody heard that the greeting finished: announce isFinished after setting the flag.\n"
-                + lesson.see("Announce every change, after the flag flips")
-        ) { trace.contains(.sentinelRan) }
-        await waitUntil(
-            "the queue to drain (operationCount 0)",
-            hint: trace.lifecycle(missing: "queue still holds \(queue.operationCount) operation(s)") + "\n"
-                + lesson.see("Announce every change, after the flag flips")
-        ) { queue.operationCount == 0 }
+            "the queue to drain (operationCount 0)", hint: lesson.see("Announce every change, after the flag flips")
+        ) {
+            queue.operationCount == 0
+        }
 
+        // What an announcement reads back is what everyone who listens learns.
+        let executing = greeting.announced(.isExecuting), finished = greeting.announced(.isFinished)
+        #expect(
+            executing == [true, false] && finished == [true],
+            """
+            Expected isExecuting to be announced twice (true when the work starts, false when it ends) \
+            and isFinished once (true), each after the flag changed. Announced: isExecuting \(executing), \
+            isFinished \(finished). \(trace.lifecycle(missing: "…"))
+            \(lesson.see("Announce every change, after the flag flips"))
+            """)
         #if canImport(Darwin)
-            #expect(
-                announcements.log.all.contains("did isFinished true")
-                    && announcements.log.all.contains("did isExecuting false"),
-                """
-                Expected will/did notifications for isExecuting and isFinished, with the new values \
-                already in place at "did"; observed: \(announcements.log.timeline).
-                \(lesson.see("Announce every change, after the flag flips"))
-                """)
+            // Darwin shows the "will" half too: each did must follow its own will.
+            let halves = greeting.announcements.all.map { "\($0.isWill ? "will" : "did") \($0.key.rawValue)" }
+            for key in ["isExecuting", "isFinished"] {
+                let mine = halves.filter { $0.hasSuffix(key) }
+                #expect(
+                    mine == Array(repeating: ["will \(key)", "did \(key)"], count: mine.count / 2).flatMap { $0 },
+                    """
+                    Every didChangeValue(forKey: "\(key)") needs a willChangeValue(forKey: "\(key)") before \
+                    the flag changes, under exactly that key. Observed: \(halves).
+                    \(lesson.see("Announce every change, after the flag flips"))
+                    """)
+            }
         #endif
     }
 
-    // The queue runs the completion block only after it hears that isFinished turned true.
+    // Look at finish() in AsyncOperation: the queue runs the completion block only once it hears isFinished.
     // Covers: C20
     @Test("the completion block runs once the work ends")
     func completionBlockRuns() async {
         let trace = Recorder<Moment>()
-        let gate = Gate("the greeting's pause")
-        defer { gate.open() }
-        let greeting = TracedGreeting(trace: trace, gate: gate)
+        let greeting = TracedGreeting(trace: trace)
+        defer { greeting.pause.open() }
         greeting.completionBlock = { trace.record(.completionRan) }
         let queue = makeQueue()
 
         queue.addOperation(greeting)
-        guard await releaseAfterStartReturned(trace, gate, see: "The steps") else { return }
-        await waitForFinished(greeting, trace)
-        await waitUntil(
-            "the greeting's completion block to run",
-            hint: trace.lifecycle(missing: "completion block never ran") + "\n"
-                + "The completion block waits for the isFinished announcement.\n"
-                + lesson.see("Announce every change, after the flag flips")
-        ) { trace.contains(.completionRan) }
+        guard await releaseAfterStartReturned(greeting, see: "The steps") else { return }
+        guard await waitForFinished(greeting) else { return }
+        await waitForEffect(
+            .completionRan, of: greeting, "the greeting's completion block to run",
+            why: "The completion block waits for the isFinished announcement.")
     }
 
-    // On a one-at-a-time queue, an operation that never announces it finished holds the only slot forever.
+    // Look at finish() in AsyncOperation: a queue of width one gives its only slot back when it hears isFinished.
     // Covers: C20
     @Test("a queue that runs one operation at a time moves on to the next one once the work ends")
     func oneAtATimeQueueMovesOn() async {
         let trace = Recorder<Moment>()
-        let gate = Gate("the greeting's pause")
-        defer { gate.open() }
-        let greeting = TracedGreeting(trace: trace, gate: gate)
+        let greeting = TracedGreeting(trace: trace)
+        defer { greeting.pause.open() }
         let next = sentinel(trace, records: .nextRan)
         let queue = makeQueue(width: 1)
 
         queue.enqueue([greeting, next])
-        guard await releaseAfterStartReturned(trace, gate, see: "The steps") else { return }
-        await waitForFinished(greeting, trace)
+        guard await releaseAfterStartReturned(greeting, see: "The steps") else { return }
+        guard await waitForFinished(greeting) else { return }
         guard
-            await waitUntil(
-                "the next operation on the one-at-a-time queue to run",
-                hint: trace.lifecycle(missing: "next operation never ran") + "\n"
-                    + "The greeting still holds the queue's only slot.\n"
-                    + lesson.see("Announce every change, after the flag flips"), { trace.contains(.nextRan) })
+            await waitForEffect(
+                .nextRan, of: greeting, "the next operation on the one-at-a-time queue to run",
+                why: "The greeting still holds the queue's only slot.")
         else { return }
         #expect(
             trace.recorded(.gateOpened, before: .nextRan),

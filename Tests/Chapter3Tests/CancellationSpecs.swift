@@ -16,21 +16,29 @@ enum StartedBy: String, Sendable, CaseIterable, CustomStringConvertible {
 
 @Suite("A cancelled operation still finishes, so nothing waits on it forever")
 struct CancelledOperationsFinish {
-    // start() must check isCancelled first: a cancelled greeting finishes at once, runs no work,
-    // and still announces isFinished so that its dependents are released.
-    // Covers: C21, C24, C25
+    // Look at the beginning of start() in AsyncOperation, and at cancel() if you override it.
+    // Read "Finish once, on every path".
+    // Covers: C21, C25
     @Test(
         "cancelled before start: it finishes without running the work and releases its dependents",
         arguments: StartedBy.allCases)
     func cancelledBeforeStart(startedBy: StartedBy) async {
         let trace = Recorder<Moment>()
-        let gate = Gate("the greeting's pause")
-        gate.open()  // if the work wrongly runs, let it end
-        let greeting = TracedGreeting(trace: trace, gate: gate)
+        let greeting = TracedGreeting(trace: trace, pause: Pause(open: true))  // if the work wrongly runs, let it end
         let dependent = sentinel(trace)
         dependent.addDependency(greeting)
         let queue = makeQueue()
         greeting.cancel()
+        // A queue refuses (traps on) an operation that is already finished, so check before adding it.
+        if greeting.isFinished {
+            Issue.record(
+                """
+                cancel() finished a greeting that was never started. Only start() may finish it: a queue \
+                refuses to run an operation that is already finished (it stops the program).
+                \(lesson.see("Finish once, on every path"))
+                """)
+            return
+        }
 
         switch startedBy {
         case .queueDespiteUnfinishedDependency:
@@ -49,11 +57,16 @@ struct CancelledOperationsFinish {
                 """)
         }
 
+        let settle = Settle()
         await waitUntil(
             "the sentinel that depends on the cancelled greeting to run",
             hint: trace.lifecycle(missing: "sentinel never ran") + "\n"
                 + "A cancelled operation counts as finished: start() must finish it and announce isFinished.\n"
-                + lesson.see("Finish once, on every path")
+                + lesson.see("Finish once, on every path"),
+            givingUpWhen: {
+                settle.passed(since: trace.contains(.startReturned))
+                    ? "start() had returned and nothing else was coming" : nil
+            }
         ) { trace.contains(.sentinelRan) }
         #expect(
             !trace.contains(.workPaused),
@@ -73,64 +86,87 @@ struct CancelledOperationsFinish {
             """)
     }
 
-    // cancel() on a running asynchronous operation must finish it right away; the work is told to stop
-    // through isCancelled. Here the work stays paused, so only cancel() itself can finish the greeting.
+    // Look at the work in GreetingOperation: what it does when the pause ends because of a cancellation,
+    // and at cancel() in AsyncOperation if you override it. Read "Cancelling a running operation".
     // Covers: C24
-    @Test("cancelled while running: it finishes promptly and releases its dependents")
+    @Test("cancelled while running: it finishes promptly, publishes nothing and releases its dependents")
     func cancelledWhileRunning() async {
         let trace = Recorder<Moment>()
-        let gate = Gate("the greeting's pause")
-        defer { gate.open() }
-        let greeting = TracedGreeting(trace: trace, gate: gate)
+        let greeting = TracedGreeting(trace: trace)
+        defer { greeting.pause.open() }
         let dependent = sentinel(trace)
         dependent.addDependency(greeting)
         let queue = makeQueue()
 
         queue.enqueue([greeting, dependent])
-        guard await waitForPause(trace) else { return }
+        guard await waitForPause(greeting) else { return }
         trace.record(.cancelCalled)
-        greeting.cancel()
+        greeting.cancel()  // the pause ends too, as a cancellable request would
 
-        guard
-            await waitUntil(
-                "the cancelled greeting to finish while its work is still paused",
-                hint: trace.lifecycle(missing: "isFinished never turned true") + "\n"
-                    + "cancel() must finish an executing asynchronous operation itself.\n"
-                    + lesson.see("Finish once, on every path"), { greeting.isFinished })
-        else { return }
-        trace.record(.finishedSeen)
+        guard await waitForFinished(greeting) else { return }
         #expect(
-            trace.recorded(.finishedSeen, before: .workResumed),
+            !greeting.isExecuting && greeting.greeting == nil,
             """
-            The greeting finished only after its work went on; cancel() itself must finish a running \
-            asynchronous operation. \(trace.lifecycle(missing: "…"))
-            \(lesson.see("Finish once, on every path"))
+            A greeting cancelled while its work was paused must end finished, not executing, with no \
+            greeting; it reported isExecuting \(greeting.isExecuting), greeting \
+            \(String(describing: greeting.greeting)). \(trace.lifecycle(missing: "…"))
+            \(lesson.see("Cancelling a running operation"))
             """)
-        #expect(
-            !greeting.isExecuting,
-            "A cancelled, finished greeting still reports isExecuting true. \(lesson.see("Finish once, on every path"))"
-        )
-        await waitUntil(
-            "the sentinel that depends on the cancelled greeting to run",
-            hint: trace.lifecycle(missing: "sentinel never ran") + "\n"
-                + "Finishing on cancel must be announced like any other finish.\n"
-                + lesson.see("Announce every change, after the flag flips")
-        ) { trace.contains(.sentinelRan) }
+        await waitForEffect(
+            .sentinelRan, of: greeting, "the sentinel that depends on the cancelled greeting to run",
+            why: "Finishing after a cancellation must be announced like any other finish.")
     }
 
-    // Cancelling a running greeting finishes it; when its paused work later ends, it calls finish() again.
-    // That second call must change and announce nothing: check that finish() announces only real changes.
-    // Covers: C22, C23
-    @Test("finishing a second time announces nothing, and the completion block runs once")
-    func finishingTwiceHasNoSecondEffect() async {
+    // Look at the first thing the work in GreetingOperation does, and where it calls finish().
+    // Read "Cancelling a running operation".
+    // Covers: C24
+    @Test("cancelled after start() but before the work began: it still finishes, without doing the work")
+    func cancelledBeforeTheWorkBegan() async {
         let trace = Recorder<Moment>()
-        let gate = Gate("the greeting's pause")
-        defer { gate.open() }
-        let readBacksOnWorkQueue = Protected(0)
+        let greeting = TracedGreeting(trace: trace)
+        defer { greeting.pause.open() }
+        // Keep the greeting's work queue busy, so its work waits there after start() returned.
+        let queueBusy = Gate("the work queue's earlier job")
+        defer { queueBusy.open() }
+        greeting.work.queue.async { queueBusy.wait() }
+        let dependent = sentinel(trace)
+        dependent.addDependency(greeting)
+        let queue = makeQueue()
+
+        queue.enqueue([greeting, dependent])
+        guard
+            await waitUntil(
+                "start() to return",
+                hint: trace.lifecycle(missing: "start never returned") + "\n" + lesson.see("The steps"),
+                { trace.contains(.startReturned) })
+        else { return }
+        trace.record(.cancelCalled)
+        greeting.cancel()
+        queueBusy.open()
+
+        guard await waitForFinished(greeting) else { return }
+        #expect(
+            !trace.contains(.workResumed) && greeting.greeting == nil && !greeting.isExecuting,
+            """
+            The greeting was cancelled before its work began: the work must notice, skip the greeting and \
+            finish. It reported isExecuting \(greeting.isExecuting), greeting \
+            \(String(describing: greeting.greeting)). \(trace.lifecycle(missing: "…"))
+            \(lesson.see("Cancelling a running operation"))
+            """)
+        await waitForEffect(
+            .sentinelRan, of: greeting, "the sentinel that depends on the cancelled greeting to run",
+            why: "Finishing after a cancellation must be announced like any other finish.")
+    }
+
+    // Look at finish() in AsyncOperation: what happens when it runs again, or from two threads at once.
+    // Read "Finish once, on every path".
+    // Covers: C22
+    @Test("finishing again, from two threads at once, changes nothing and announces nothing")
+    func finishingAgainChangesNothing() async {
+        let trace = Recorder<Moment>()
+        let greeting = TracedGreeting(trace: trace)
+        defer { greeting.pause.open() }
         let completions = Protected(0)
-        let greeting = TracedGreeting(trace: trace, gate: gate) { _ in
-            readBacksOnWorkQueue.withValue { $0 += 1 }
-        }
         greeting.completionBlock = {
             completions.withValue { $0 += 1 }
             trace.record(.completionRan)
@@ -138,65 +174,47 @@ struct CancelledOperationsFinish {
         let dependent = sentinel(trace)
         dependent.addDependency(greeting)
         let queue = makeQueue()
-        #if canImport(Darwin)
-            let announcements = Announcements(of: greeting)
-            defer { announcements.stop() }
-        #endif
 
         queue.enqueue([greeting, dependent])
-        guard await waitForPause(trace) else { return }
-        trace.record(.cancelCalled)
-        greeting.cancel()
+        guard await releaseAfterStartReturned(greeting, see: "The steps") else { return }
+        guard await waitForFinished(greeting) else { return }
+        guard
+            await waitForEffect(
+                .completionRan, of: greeting, "the completion block to run after the first finish",
+                why: "The completion block waits for the isFinished announcement.")
+        else { return }
+        let announcedBefore = greeting.announcements.count
+
+        // Finish again, twice at once: a late second path out of the work, or a cancel racing the work.
+        let returned = Protected(0)
+        for _ in 0..<2 {
+            Thread.detachNewThread {
+                greeting.finish()
+                returned.withValue { $0 += 1 }
+            }
+        }
         guard
             await waitUntil(
-                "the cancelled greeting to finish and its completion block to run",
-                hint: trace.lifecycle(missing: "it never finished, or the completion block never ran") + "\n"
-                    + lesson.see("Finish once, on every path"),
-                { greeting.isFinished && trace.contains(.completionRan) && trace.contains(.sentinelRan) })
+                "both extra finish() calls to return", hint: lesson.see("One critical section for all the state"),
+                { returned.value == 2 })
         else { return }
-        trace.record(.finishedSeen)
-        readBacksOnWorkQueue.withValue { $0 = 0 }
+        await MainQueue.drain()  // lets a second completion block, if any was scheduled, show up
 
-        // Let the paused work end: it finishes a second time, on the work queue.
-        trace.record(.gateOpened)
-        gate.open()
-        greeting.work.queue.async { trace.record(.workQueueDrained) }
-        guard
-            await waitUntil(
-                "the greeting's work to end after the gate opened",
-                hint: trace.lifecycle(missing: "work never ended") + "\n" + lesson.see("Finish once, on every path"),
-                { trace.contains(.workQueueDrained) })
-        else { return }
-
-        #if canImport(Darwin)
-            #expect(
-                announcements.didChanges(of: "isFinished") == 1,
-                """
-                isFinished was announced \(announcements.didChanges(of: "isFinished")) times; a change \
-                happens once, so it is announced once. Observed: \(announcements.log.timeline).
-                \(lesson.see("Finish once, on every path"))
-                """)
-        #else
-            // On Linux, announcing isFinished reads the property back on the announcing thread.
-            #expect(
-                readBacksOnWorkQueue.value == 0,
-                """
-                The work's own finish() announced isFinished again, although the greeting had already \
-                finished when it was cancelled. Announce only the values that really change. \
-                \(trace.lifecycle(missing: "…"))
-                \(lesson.see("Finish once, on every path"))
-                """)
-        #endif
+        let extra = greeting.announcements.all.dropFirst(announcedBefore)
         #expect(
-            completions.value == 1,
-            "The completion block ran \(completions.value) times; expected once. \(lesson.see("Finish once, on every path"))"
-        )
-        #expect(
-            greeting.isFinished && !greeting.isExecuting && greeting.greeting == nil,
+            extra.isEmpty,
             """
-            After the second finish() the greeting reported isFinished \(greeting.isFinished), \
-            isExecuting \(greeting.isExecuting), greeting \(String(describing: greeting.greeting)); \
-            expected true, false and no greeting, because it was cancelled.
+            Finishing an operation that was already finished announced \(extra.map(\.description)). A \
+            change happens once, so it is announced once: announce only the values that really change.
+            \(lesson.see("Finish once, on every path"))
+            """)
+        #expect(
+            completions.value == 1 && greeting.isFinished && !greeting.isExecuting
+                && greeting.greeting == "Hello, Ada! Goodbye, Ada!",
+            """
+            After finishing again, the completion block had run \(completions.value) times and the greeting \
+            reported isFinished \(greeting.isFinished), isExecuting \(greeting.isExecuting), greeting \
+            \(String(describing: greeting.greeting)); expected once, true, false and the full greeting.
             \(lesson.see("Finish once, on every path"))
             """)
     }

@@ -12,8 +12,10 @@ enum Moment: Equatable, Sendable, CustomStringConvertible {
     case startReturned
     case workPaused
     case workOffItsQueue
+    case workSkipped
     case gateOpened
     case workResumed
+    case workInterrupted
     case cancelCalled
     case finishedSeen
     case sentinelRan
@@ -23,17 +25,19 @@ enum Moment: Equatable, Sendable, CustomStringConvertible {
     case dependencyRan
     case dependencyReleased
     case workQueueDrained
-    case announcing
-    case announcementReleased
-    case readerReturned(executing: Bool, finished: Bool)
+    case mainRan(executing: Bool)
+    case announced(Announcement)
+    case readerReturned(executing: Bool, finished: Bool, executingAgain: Bool)
 
     var description: String {
         switch self {
         case .startReturned: "start returned"
         case .workPaused: "work began (paused at the gate)"
         case .workOffItsQueue: "work ran off the queue it was given"
+        case .workSkipped: "work queue reached the greeting's work"
         case .gateOpened: "gate opened"
         case .workResumed: "work resumed"
+        case .workInterrupted: "pause ended by the cancellation"
         case .cancelCalled: "cancel() called"
         case .finishedSeen: "isFinished true"
         case .sentinelRan: "sentinel ran"
@@ -43,12 +47,85 @@ enum Moment: Equatable, Sendable, CustomStringConvertible {
         case .dependencyRan: "dependency ran"
         case .dependencyReleased: "dependency started by hand"
         case .workQueueDrained: "work queue drained"
-        case .announcing: "isFinished announced (finishing thread paused)"
-        case .announcementReleased: "announcement allowed to go on"
-        case .readerReturned(let executing, let finished):
-            "reader on another thread read isExecuting \(executing), isFinished \(finished)"
+        case .mainRan(let executing): "main() ran (isExecuting \(executing))"
+        case .announced(let announcement): "\(announcement)"
+        case .readerReturned(let executing, let finished, let again):
+            "reader on another thread read isExecuting \(executing), isFinished \(finished), isExecuting \(again)"
         }
     }
+}
+
+/// A will/did change notification for `isExecuting` or `isFinished`, with the value read back at "did".
+struct Announcement: Equatable, Sendable, CustomStringConvertible {
+    enum Key: String, Sendable {
+        case isExecuting, isFinished
+    }
+    let key: Key
+    /// True for the "will" half; "will" is seen only on Darwin.
+    var isWill = false
+    /// The value the property returned when the announcement read it back ("did" only).
+    var value = false
+
+    var description: String {
+        isWill ? "will change \(key.rawValue)" : "announced \(key.rawValue) \(value)"
+    }
+}
+
+/// Tells which getter reads are announcements: Foundation reading the value back inside `didChangeValue`.
+///
+/// On Linux a subclass cannot observe notifications, but `didChangeValue(forKey:)` reads the property
+/// back from one place in Foundation. A probe operation learns that place's return address once; a
+/// getter read whose caller is that place is an announcement, and no ordinary read can be.
+enum AnnouncementSite {
+    /// How deep the getter's caller sits in `returnAddresses()`, and the caller for each key.
+    private static let calibration: (depth: Int, sites: [Announcement.Key: UInt])? = {
+        let probe = SiteProbe()
+        _ = probe.isFinished
+        _ = probe.isExecuting
+        probe.didChangeValue(forKey: "isFinished")
+        probe.didChangeValue(forKey: "isExecuting")
+        let direct = probe.frames[0], announced = probe.frames[2]
+        guard probe.frames.count == 4,
+            let depth = zip(direct, announced).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset
+        else { return nil }
+        return (depth, [.isFinished: probe.frames[2][depth], .isExecuting: probe.frames[3][depth]])
+    }()
+
+    /// Whether the calling getter (for `key`) was called by an announcement.
+    ///
+    /// Call it directly from the getter, so that the getter's caller sits where calibration found it.
+    @inline(never)
+    static func isAnnouncing(_ key: Announcement.Key) -> Bool {
+        guard let calibration, let site = calibration.sites[key] else { return false }
+        let frames = returnAddresses()
+        return frames.count > calibration.depth && frames[calibration.depth] == site
+    }
+
+    /// Whether announcements can be recognised on this platform.
+    static var isAvailable: Bool { calibration != nil }
+
+    private final class SiteProbe: Operation, @unchecked Sendable {  // used once, from one thread
+        var frames: [[UInt]] = []
+        override var isFinished: Bool {
+            frames.append(AnnouncementSite.capture())
+            return true
+        }
+        override var isExecuting: Bool {
+            frames.append(AnnouncementSite.capture())
+            return true
+        }
+        override func start() {}
+    }
+
+    @inline(never)
+    fileprivate static func capture() -> [UInt] {
+        returnAddresses()
+    }
+}
+
+@inline(never)
+private func returnAddresses() -> [UInt] {
+    Thread.callStackReturnAddresses.map { $0.uintValue }
 }
 
 /// A serial queue owned by one spec, which can tell whether code is running on it.
@@ -68,31 +145,100 @@ final class WorkQueue: Sendable {
     }
 }
 
-/// A greeting that records its lifecycle and pauses at a gate the spec opens.
+/// The greeting's "processing": it waits until the spec opens it, or ends early when the greeting is cancelled.
 ///
-/// `readBack` is called whenever something on the work queue reads `isFinished`: announcing the
-/// change (`didChangeValue`) reads the property back on the announcing thread.
+/// Like a network request that stops when cancelled, so that a design where the work notices the
+/// cancellation and finishes can be tested.
+final class Pause: @unchecked Sendable {  // `state` is only touched under `condition`
+    enum Outcome { case opened, interrupted, timedOut }
+    private let condition = NSCondition()
+    private var state = (opened: false, interrupted: false)  // protected by condition
+
+    /// Creates a pause, already open if `open` is true.
+    init(open: Bool = false) {
+        state.opened = open
+    }
+
+    /// Lets the work go on.
+    func open() {
+        condition.withLock {
+            state.opened = true
+            condition.broadcast()
+        }
+    }
+
+    /// Ends the pause because the greeting was cancelled.
+    func interrupt() {
+        condition.withLock {
+            state.interrupted = true
+            condition.broadcast()
+        }
+    }
+
+    /// Blocks until opened or interrupted; gives up after a bound that outlasts every wait in a spec.
+    func wait() -> Outcome {
+        let deadline = Date.now.addingTimeInterval((Bound.standard * 2).inSeconds)
+        return condition.withLock {
+            while !state.opened && !state.interrupted {
+                if !condition.wait(until: deadline) { return .timedOut }
+            }
+            return state.opened ? .opened : .interrupted
+        }
+    }
+}
+
+/// A greeting that records its lifecycle and its announcements, and pauses until the spec opens the pause.
 final class TracedGreeting: GreetingOperation, @unchecked Sendable {  // every stored property is immutable and Sendable
     let trace: Recorder<Moment>
     let work: WorkQueue
-    private let readBack: @Sendable (Bool) -> Void
+    let pause: Pause
+    /// Every announcement of isExecuting and isFinished, in order.
+    let announcements = Recorder<Announcement>()
+    private let waitsForQuickWork: Bool
+    private let onAnnouncement: @Sendable (Announcement) -> Void
+    #if canImport(Darwin)
+        private let observer = NotificationObserver()
+    #endif
 
+    /// - Parameters:
+    ///   - waitsForQuickWork: `execute()` returns only once the work has ended (within a bound), so
+    ///     the work ends before `start()` returns; for work that ends at once.
+    ///   - onAnnouncement: Called on the announcing thread, for each announcement, before it goes on.
     init(
         trace: Recorder<Moment>,
-        gate: Gate,
+        pause: Pause = Pause(),
         work: WorkQueue = WorkQueue(),
-        readBack: @escaping @Sendable (Bool) -> Void = { _ in }
+        waitsForQuickWork: Bool = false,
+        onAnnouncement: @escaping @Sendable (Announcement) -> Void = { _ in }
     ) {
         self.trace = trace
         self.work = work
-        self.readBack = readBack
+        self.pause = pause
+        self.waitsForQuickWork = waitsForQuickWork
+        self.onAnnouncement = onAnnouncement
         super.init(person: "Ada", queue: work.queue) {
             if !work.isCurrent { trace.record(.workOffItsQueue) }
             trace.record(.workPaused)
-            gate.wait(timeout: Bound.standard * 2)  // outlasts every wait in the spec; opened when it ends
-            trace.record(.workResumed)
+            switch pause.wait() {
+            case .opened: trace.record(.workResumed)
+            case .interrupted: trace.record(.workInterrupted)
+            case .timedOut: break
+            }
         }
+        #if canImport(Darwin)
+            observer.start(observing: self) { [announcements, onAnnouncement, trace] announcement in
+                announcements.record(announcement)
+                if !announcement.isWill { trace.record(.announced(announcement)) }
+                onAnnouncement(announcement)
+            }
+        #endif
     }
+
+    #if canImport(Darwin)
+        deinit {
+            observer.stop(observing: self)
+        }
+    #endif
 
     /// Calls the greeting's own `start()`, then notes that it returned.
     override func start() {
@@ -100,94 +246,75 @@ final class TracedGreeting: GreetingOperation, @unchecked Sendable {  // every s
         trace.record(.startReturned)
     }
 
+    /// Notes that `main()` ran; the inherited `start()` calls it at once.
+    override func main() {
+        trace.record(.mainRan(executing: isExecuting))
+        super.main()
+    }
+
+    /// Launches the work; with `waitsForQuickWork`, returns once the work has ended.
+    override func execute() {
+        super.execute()
+        guard waitsForQuickWork, !work.isCurrent else { return }
+        let ended = DispatchSemaphore(value: 0)
+        work.queue.async { ended.signal() }
+        _ = ended.wait(timeout: .now() + Bound.scaled(.milliseconds(300)).inSeconds)
+    }
+
+    /// Cancels, then ends the pause, as a cancellable request would.
+    override func cancel() {
+        super.cancel()
+        pause.interrupt()
+    }
+
     override var isFinished: Bool {
-        let finished = super.isFinished
-        if work.isCurrent { readBack(finished) }
-        return finished
+        let value = super.isFinished
+        #if !canImport(Darwin)
+            if AnnouncementSite.isAnnouncing(.isFinished) { heard(Announcement(key: .isFinished, value: value)) }
+        #endif
+        return value
+    }
+
+    override var isExecuting: Bool {
+        let value = super.isExecuting
+        #if !canImport(Darwin)
+            if AnnouncementSite.isAnnouncing(.isExecuting) { heard(Announcement(key: .isExecuting, value: value)) }
+        #endif
+        return value
+    }
+
+    private func heard(_ announcement: Announcement) {
+        announcements.record(announcement)
+        trace.record(.announced(announcement))
+        onAnnouncement(announcement)
+    }
+
+    /// The values announced for `key` ("did" only), in order.
+    func announced(_ key: Announcement.Key) -> [Bool] {
+        announcements.all.filter { $0.key == key && !$0.isWill }.map(\.value)
     }
 }
 
-
-/// A block operation that records `moment` when it runs.
-func sentinel(_ trace: Recorder<Moment>, records moment: Moment = .sentinelRan) -> BlockOperation {
-    BlockOperation { trace.record(moment) }
-}
-
-/// Waits until `start()` has returned and the work is paused at its gate.
-///
-/// - Returns: Whether both happened in time; if not, an issue names the step that never came.
-@discardableResult
-func waitForPause(
-    isolation: isolated (any Actor)? = #isolation,
-    _ trace: Recorder<Moment>,
-    see section: String = "The steps",
-    sourceLocation: SourceLocation = #_sourceLocation
-) async -> Bool {
-    await waitUntil(
-        "start() to return and the work to pause at the gate",
-        hint: trace.lifecycle(missing: "start never returned or the work never began") + "\n"
-            + lesson.see(section),
-        sourceLocation: sourceLocation,
-        { trace.contains(.startReturned) && trace.contains(.workPaused) })
-}
-
-/// Waits until `start()` has returned and the work is paused at its gate, then opens the gate.
-///
-/// The work ends only after `start()` returned, so only an announcement can tell the world it is over.
-/// - Returns: Whether both happened in time.
-@discardableResult
-func releaseAfterStartReturned(
-    isolation: isolated (any Actor)? = #isolation,
-    _ trace: Recorder<Moment>,
-    _ gate: Gate,
-    see section: String,
-    sourceLocation: SourceLocation = #_sourceLocation
-) async -> Bool {
-    guard await waitForPause(trace, see: section, sourceLocation: sourceLocation) else { return false }
-    trace.record(.gateOpened)
-    gate.open()
-    return true
-}
-
-/// Waits for `operation` to report finished and notes that moment in `trace`.
-func waitForFinished(
-    _ operation: Operation,
-    _ trace: Recorder<Moment>,
-    isolation: isolated (any Actor)? = #isolation,
-    sourceLocation: SourceLocation = #_sourceLocation
-) async {
-    let finished = await waitUntil(
-        "isFinished to turn true", hint: lesson.see("Finish once, on every path"),
-        sourceLocation: sourceLocation
-    ) { operation.isFinished }
-    if finished { trace.record(.finishedSeen) }
-}
-
 #if canImport(Darwin)
-    /// Records the will/did change notifications an operation sends; Darwin lets a spec observe them.
-    final class Announcements: NSObject, @unchecked Sendable {  // `log` is thread-safe; `observed` is immutable
-        let log = Recorder<String>()
-        private let observed: Operation
-        private static let keys = ["isExecuting", "isFinished"]
+    /// Records the will/did change notifications an operation sends, as Darwin lets a spec observe them.
+    ///
+    /// It observes the key paths "isExecuting" and "isFinished": notifications sent under another key
+    /// (such as "finished") never reach it, just as they never reach a queue on Darwin.
+    final class NotificationObserver: NSObject, @unchecked Sendable {  // `handler` is set once, before observing
+        private static let keys: [Announcement.Key] = [.isExecuting, .isFinished]
+        private var handler: @Sendable (Announcement) -> Void = { _ in }
 
-        init(of operation: Operation) {
-            observed = operation
-            super.init()
+        func start(observing operation: Operation, handler: @escaping @Sendable (Announcement) -> Void) {
+            self.handler = handler
             for key in Self.keys {
-                operation.addObserver(self, forKeyPath: key, options: [.prior, .new], context: nil)
+                operation.addObserver(self, forKeyPath: key.rawValue, options: [.prior, .new], context: nil)
             }
         }
 
-        /// Stops observing; call before the spec ends.
-        func stop() {
+        func stop(observing operation: Operation) {
             for key in Self.keys {
-                observed.removeObserver(self, forKeyPath: key)
+                operation.removeObserver(self, forKeyPath: key.rawValue)
             }
-        }
-
-        /// How many "did change" notifications were sent for `key`.
-        func didChanges(of key: String) -> Int {
-            log.all.filter { $0.hasPrefix("did \(key) ") }.count
         }
 
         override func observeValue(
@@ -196,13 +323,141 @@ func waitForFinished(
             change: [NSKeyValueChangeKey: Any]?,
             context: UnsafeMutableRawPointer?
         ) {
-            let key = keyPath ?? "?"
+            guard let key = keyPath.flatMap(Announcement.Key.init(rawValue:)) else { return }
             if (change?[.notificationIsPriorKey] as? Bool) == true {
-                log.record("will \(key)")
+                handler(Announcement(key: key, isWill: true))
             } else {
-                let value = (change?[.newKey] as? Bool).map { "\($0)" } ?? "?"
-                log.record("did \(key) \(value)")
+                handler(Announcement(key: key, value: (change?[.newKey] as? Bool) ?? false))
             }
         }
     }
 #endif
+
+/// A block operation that records `moment` when it runs.
+func sentinel(_ trace: Recorder<Moment>, records moment: Moment = .sentinelRan) -> BlockOperation {
+    BlockOperation { trace.record(moment) }
+}
+
+/// Says why something that the end of the work should cause can no longer be expected.
+///
+/// Once the work's queue has run everything enqueued so far and a grace period has passed, an
+/// announcement that was going to come has come: a dependent, completion block or next operation
+/// still missing then is missing for good.
+final class WorkEnd: Sendable {
+    private let drainedAt = Protected<ContinuousClock.Instant?>(nil)
+
+    /// Starts watching: notes when `work` has run everything enqueued before this call.
+    init(of work: WorkQueue, trace: Recorder<Moment>) {
+        work.queue.async { [drainedAt] in
+            trace.record(.workQueueDrained)
+            drainedAt.withValue { $0 = .now }
+        }
+    }
+
+    /// A reason to give up once the work ended `grace` ago; nil before that.
+    func verdict(grace: Duration = Bound.scaled(.milliseconds(250))) -> String? {
+        guard let drained = drainedAt.value, ContinuousClock.now - drained > grace else { return nil }
+        return "the greeting's work had ended and nothing else was coming"
+    }
+}
+
+/// Waits until `start()` has returned and the work is paused at its gate.
+///
+/// - Returns: Whether both happened in time; if not, an issue names the step that never came.
+@discardableResult
+func waitForPause(
+    isolation: isolated (any Actor)? = #isolation,
+    _ greeting: TracedGreeting,
+    see section: String = "The steps",
+    sourceLocation: SourceLocation = #_sourceLocation
+) async -> Bool {
+    let trace = greeting.trace
+    return await waitUntil(
+        "start() to return and the work to pause at the gate",
+        hint: trace.lifecycle(missing: "start never returned or the work never began") + "\n"
+            + lesson.see(section),
+        givingUpWhen: { greeting.isFinished ? "the greeting finished without pausing" : nil },
+        sourceLocation: sourceLocation,
+        { trace.contains(.startReturned) && trace.contains(.workPaused) })
+}
+
+/// Waits until `start()` has returned and the work is paused, then opens the pause.
+///
+/// The work ends only after `start()` returned, so only an announcement can tell the world it is over.
+/// - Returns: Whether both happened in time.
+@discardableResult
+func releaseAfterStartReturned(
+    isolation: isolated (any Actor)? = #isolation,
+    _ greeting: TracedGreeting,
+    see section: String,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async -> Bool {
+    guard await waitForPause(greeting, see: section, sourceLocation: sourceLocation) else { return false }
+    greeting.trace.record(.gateOpened)
+    greeting.pause.open()
+    return true
+}
+
+/// Waits for `greeting` to report finished and notes that moment in its trace.
+///
+/// - Returns: Whether it did so in time.
+@discardableResult
+func waitForFinished(
+    _ greeting: TracedGreeting,
+    isolation: isolated (any Actor)? = #isolation,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async -> Bool {
+    let end = WorkEnd(of: greeting.work, trace: greeting.trace)
+    let finished = await waitUntil(
+        "isFinished to turn true",
+        hint: greeting.trace.lifecycle(missing: "isFinished never turned true") + "\n"
+            + lesson.see("Finish once, on every path"),
+        givingUpWhen: { end.verdict() },
+        sourceLocation: sourceLocation
+    ) { greeting.isFinished }
+    if finished { greeting.trace.record(.finishedSeen) }
+    return finished
+}
+
+/// Waits for `moment`, which the end of the greeting's work should cause, giving up soon after the work ended.
+@discardableResult
+func waitForEffect(
+    isolation: isolated (any Actor)? = #isolation,
+    _ moment: Moment,
+    of greeting: TracedGreeting,
+    _ event: String,
+    why: String,
+    see section: String = "Announce every change, after the flag flips",
+    sourceLocation: SourceLocation = #_sourceLocation
+) async -> Bool {
+    let end = WorkEnd(of: greeting.work, trace: greeting.trace)
+    return await waitUntil(
+        event,
+        hint: greeting.trace.lifecycle(missing: "\(moment) never happened") + "\n" + why + "\n" + lesson.see(section),
+        givingUpWhen: { end.verdict() },
+        sourceLocation: sourceLocation
+    ) { greeting.trace.contains(moment) }
+}
+
+/// Notes when a condition first held, to give up a grace period after it.
+final class Settle: Sendable {
+    private let since = Protected<ContinuousClock.Instant?>(nil)
+
+    /// Whether `condition` has held for `grace`, counting from the first call that saw it true.
+    func passed(since condition: Bool, grace: Duration = Bound.scaled(.milliseconds(250))) -> Bool {
+        guard condition else { return false }
+        let first = since.withValue { start in
+            if start == nil { start = .now }
+            return start!
+        }
+        return ContinuousClock.now - first > grace
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, for Foundation and Dispatch deadlines.
+    var inSeconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}

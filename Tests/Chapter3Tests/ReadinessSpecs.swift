@@ -5,14 +5,13 @@ import Testing
 
 @Suite("Readiness still follows dependencies")
 struct ReadinessFollowsDependencies {
-    // Do not override isReady: the inherited one already means "every dependency has finished".
+    // Look for an isReady override in AsyncOperation. Read "Leave isReady alone".
     // Covers: C25
     @Test("the greeting waits for its dependency, then runs and releases its own dependents")
     func waitsForItsDependency() async {
         let trace = Recorder<Moment>()
-        let gate = Gate("the greeting's pause")
-        defer { gate.open() }
-        let greeting = TracedGreeting(trace: trace, gate: gate)
+        let greeting = TracedGreeting(trace: trace)
+        defer { greeting.pause.open() }
         // The dependency stays out of every queue until the spec runs it by hand.
         let dependency = BlockOperation { trace.record(.dependencyRan) }
         greeting.addDependency(dependency)
@@ -27,9 +26,7 @@ struct ReadinessFollowsDependencies {
         guard
             await waitUntil(
                 "an operation added after the greeting to run", hint: lesson.see("Leave isReady alone"),
-                {
-                    trace.contains(.laterOperationRan)
-                })
+                { trace.contains(.laterOperationRan) })
         else { return }
         #expect(
             !greeting.isReady,
@@ -39,13 +36,13 @@ struct ReadinessFollowsDependencies {
             \(lesson.see("Leave isReady alone"))
             """)
         #expect(
-            !greeting.isExecuting && !greeting.isFinished,
+            !trace.contains(.workPaused) && !greeting.isExecuting && !greeting.isFinished,
             "The greeting already started although its dependency is still running. \(lesson.see("Leave isReady alone"))"
         )
 
         trace.record(.dependencyReleased)
         dependency.start()
-        guard await releaseAfterStartReturned(trace, gate, see: "Leave isReady alone") else { return }
+        guard await releaseAfterStartReturned(greeting, see: "Leave isReady alone") else { return }
         #expect(
             trace.recorded(.dependencyReleased, before: .workPaused),
             """
@@ -53,10 +50,9 @@ struct ReadinessFollowsDependencies {
             \(trace.lifecycle(missing: "…"))
             \(lesson.see("Leave isReady alone"))
             """)
-        await waitUntil(
-            "the sentinel that depends on the greeting to run",
-            hint: trace.lifecycle(missing: "sentinel never ran") + "\n"
-                + lesson.see("Announce every change, after the flag flips")
-        ) { trace.contains(.sentinelRan) }
+        guard await waitForFinished(greeting) else { return }
+        await waitForEffect(
+            .sentinelRan, of: greeting, "the sentinel that depends on the greeting to run",
+            why: "Nobody heard that the greeting finished: announce isFinished after setting the flag.")
     }
 }

@@ -5,15 +5,14 @@ import Testing
 
 @Suite("start() launches the work and returns before the work is done")
 struct StartReturnsEarly {
-    // If start() only returns when the gate opens, it does the work itself: launch it on the queue instead.
-    // If isAsynchronous is false, override it; if isFinished stays false, the work never called finish().
+    // Look at isAsynchronous and start() in AsyncOperation, and execute() in GreetingOperation.
+    // Read "The pattern" and "Your own start(), never the inherited one".
     // Covers: C17, C18, C19
     @Test("start() returns while the work is paused, and the greeting is there once it finishes")
     func startReturnsBeforeTheWorkEnds() async {
         let trace = Recorder<Moment>()
-        let gate = Gate("the greeting's pause")
-        defer { gate.open() }
-        let greeting = TracedGreeting(trace: trace, gate: gate)
+        let greeting = TracedGreeting(trace: trace)
+        defer { greeting.pause.open() }
 
         #expect(
             greeting.isAsynchronous,
@@ -29,12 +28,11 @@ struct StartReturnsEarly {
                 "start() to return while the work waits at the gate",
                 hint: trace.lifecycle(missing: "start never returned") + "\n"
                     + "start() must launch the work on the greeting's queue and return at once.\n"
-                    + lesson.see("The steps"), { trace.contains(.startReturned) })
+                    + lesson.see("The steps"),
+                givingUpWhen: { greeting.isFinished ? "the greeting finished before start() returned" : nil },
+                { trace.contains(.startReturned) })
         else { return }
-        await waitUntil(
-            "the work to begin on the greeting's queue",
-            hint: trace.lifecycle(missing: "work never began") + "\n" + lesson.see("The steps")
-        ) { trace.contains(.workPaused) }
+        guard await waitForPause(greeting) else { return }
         #expect(
             !trace.contains(.workOffItsQueue),
             """
@@ -49,17 +47,18 @@ struct StartReturnsEarly {
             isExecuting \(greeting.isExecuting) and isFinished \(greeting.isFinished); expected true and false.
             \(lesson.see("The pattern"))
             """)
+        #expect(
+            !trace.contains(.mainRan(executing: false)),
+            """
+            main() ran before the greeting reported isExecuting true. The inherited start() runs main() \
+            at once: an asynchronous operation's start() replaces it and never calls super.start(). \
+            \(trace.lifecycle(missing: "…"))
+            \(lesson.see("Your own start(), never the inherited one"))
+            """)
 
         trace.record(.gateOpened)
-        gate.open()
-        guard
-            await waitUntil(
-                "isFinished to turn true after the work ended",
-                hint: trace.lifecycle(missing: "isFinished never turned true") + "\n"
-                    + lesson.see("Finish once, on every path"), { greeting.isFinished })
-        else { return }
-        trace.record(.finishedSeen)
-
+        greeting.pause.open()
+        guard await waitForFinished(greeting) else { return }
         #expect(
             trace.recorded(.startReturned, before: .workResumed),
             """
@@ -77,5 +76,40 @@ struct StartReturnsEarly {
             \(String(describing: greeting.greeting)).
             \(lesson.see("The steps"))
             """)
+    }
+
+    // Look at the order of things in AsyncOperation.start(): what is set, announced and launched when.
+    // Read "Your own start(), never the inherited one".
+    // Covers: C19, C22
+    @Test("work that ends before start() returns leaves the greeting finished, not executing")
+    func quickWorkLeavesItFinished() async {
+        let trace = Recorder<Moment>()
+        // The work does not pause, and execute() returns only once the work has ended.
+        let greeting = TracedGreeting(trace: trace, pause: Pause(open: true), waitsForQuickWork: true)
+        let dependent = sentinel(trace)
+        dependent.addDependency(greeting)
+        let queue = makeQueue()
+        queue.addOperation(dependent)
+
+        Thread.detachNewThread { greeting.start() }
+        guard
+            await waitUntil(
+                "start() to return",
+                hint: trace.lifecycle(missing: "start never returned") + "\n" + lesson.see("The steps"),
+                { trace.contains(.startReturned) })
+        else { return }
+        guard await waitForFinished(greeting) else { return }
+        #expect(
+            !greeting.isExecuting,
+            """
+            The work ended before start() returned, and now the greeting reports isExecuting true and \
+            isFinished true, for good. start() launched the work before it set isExecuting, so the end of \
+            the work came first and start() then marked a finished operation as executing. \
+            \(trace.lifecycle(missing: "…"))
+            \(lesson.see("Your own start(), never the inherited one"))
+            """)
+        await waitForEffect(
+            .sentinelRan, of: greeting, "the sentinel that depends on the greeting to run",
+            why: "Nobody heard that the greeting finished: announce isFinished after setting the flag.")
     }
 }

@@ -4,58 +4,84 @@ import KataTestSupport
 import Synchronization
 import Testing
 
+/// What one reader on another thread read, in this order: isExecuting, isFinished, isExecuting.
+struct Reading: Sendable, CustomStringConvertible {
+    let executing: Bool
+    let finished: Bool
+    let executingAgain: Bool
+
+    /// Reads the three values from `operation`.
+    init(of operation: Operation) {
+        executing = operation.isExecuting
+        finished = operation.isFinished
+        executingAgain = operation.isExecuting
+    }
+
+    /// What is impossible once the operation has started, if both flags change together; nil if nothing.
+    ///
+    /// Read in this order, a reader can see the change only before or after it: not executing means
+    /// finished already, and finished means no longer executing.
+    var contradiction: String? {
+        if !executing && !finished { return "neither executing nor finished, after it had started" }
+        if finished && executingAgain { return "finished and still executing" }
+        return nil
+    }
+
+    var description: String {
+        "isExecuting \(executing), isFinished \(finished), isExecuting \(executingAgain)"
+    }
+}
+
 /// What reader threads saw while hammering an operation's state.
 struct Sightings: Sendable {
     var readers = 0
     var reads = 0
-    var contradictions: [String] = []
+    var contradictions: Set<String> = []
     var finishedReaders = 0
 }
 
 @Suite("The state is one critical section, safe to read from any thread")
 struct StateIsOneCriticalSection {
-    // Readers here ask isFinished, then isExecuting. If finishing sets the two flags one at a time,
-    // or a reader can slip in between, someone sees an impossible pair.
+    // Look at how finish() in AsyncOperation changes the two flags, and how the getters read them.
+    // Read "One critical section for all the state".
     // Covers: C19, C22
-    @Test("many threads reading the state while it finishes never see it executing and finished at once")
+    @Test("many threads reading the state while it finishes never see a half-made change")
     func readersSeeNoContradiction() async {
         let trace = Recorder<Moment>()
-        let gate = Gate("the greeting's pause")
-        defer { gate.open() }
-        let greeting = TracedGreeting(trace: trace, gate: gate)
+        let greeting = TracedGreeting(trace: trace)
+        defer { greeting.pause.open() }
         let dependent = sentinel(trace)
         dependent.addDependency(greeting)
         let queue = makeQueue()
         let sightings = Protected(Sightings())
         let stop = Protected(false)
-        let readerCount = 4
+        defer { stop.withValue { $0 = true } }
+        let readerCount = 3
 
         queue.enqueue([greeting, dependent])
-        guard await waitForPause(trace) else { return }
+        guard await waitForPause(greeting) else { return }
 
-        defer { stop.withValue { $0 = true } }
         for _ in 0..<readerCount {
             Thread.detachNewThread {
                 sightings.withValue { $0.readers += 1 }
                 var reads = 0
                 var sawFinished = false
+                var seen: Set<String> = []
                 while !stop.value {
-                    let finished = greeting.isFinished
-                    let executing = greeting.isExecuting
+                    let reading = Reading(of: greeting)
+                    let published = greeting.greeting != nil
                     reads += 1
-                    if finished && executing {
-                        sightings.withValue { $0.contradictions.append("executing and finished at once") }
-                    }
-                    if sawFinished && !finished {
-                        sightings.withValue { $0.contradictions.append("finished, then not finished again") }
-                    }
-                    if finished {
+                    if let contradiction = reading.contradiction { seen.insert(contradiction) }
+                    if reading.finished && !published { seen.insert("finished before the greeting was stored") }
+                    if sawFinished && !reading.finished { seen.insert("finished, then not finished again") }
+                    if reading.finished {
                         if sawFinished { break }  // one more read after finishing, then stop
                         sawFinished = true
                     }
                 }
                 sightings.withValue {
                     $0.reads += reads
+                    $0.contradictions.formUnion(seen)
                     $0.finishedReaders += sawFinished ? 1 : 0
                 }
             }
@@ -65,12 +91,12 @@ struct StateIsOneCriticalSection {
         }
 
         trace.record(.gateOpened)
-        gate.open()
-        await waitUntil(
+        greeting.pause.open()
+        guard await waitForFinished(greeting) else { return }
+        await waitForEffect(
+            .sentinelRan, of: greeting,
             "the sentinel that depends on the greeting to run while readers hammer the state",
-            hint: trace.lifecycle(missing: "sentinel never ran") + "\n"
-                + lesson.see("Announce every change, after the flag flips")
-        ) { trace.contains(.sentinelRan) }
+            why: "Nobody heard that the greeting finished: announce isFinished after setting the flag.")
         await waitUntil("every reader to see the greeting finished") {
             sightings.value.finishedReaders == readerCount
         }
@@ -79,81 +105,67 @@ struct StateIsOneCriticalSection {
         #expect(
             seen.contradictions.isEmpty,
             """
-            Over \(seen.reads) reads, readers saw: \(Set(seen.contradictions).sorted().joined(separator: "; ")). \
-            Set both flags together, inside the same critical section the getters use.
-            \(lesson.see("One re-entrant lock for all the state"))
+            Over \(seen.reads) reads, readers saw: \(seen.contradictions.sorted().joined(separator: "; ")). \
+            Change both flags together, inside the critical section the getters use.
+            \(lesson.see("One critical section for all the state"))
             """)
     }
 
-    // finish() must hold the state's lock while it announces: a reader on another thread then waits
-    // until the change is fully announced, instead of reading state that is still being published.
-    // Covers: C19, C23
-    @Test("a reader on another thread waits while a change is being announced")
-    func readerWaitsForTheAnnouncement() async {
+    // Look at finish() in AsyncOperation: what a reader on another thread can see while it announces.
+    // Read "One critical section for all the state".
+    // Covers: C22, C23
+    @Test("a reader on another thread, while a change is being announced, sees it whole or not at all")
+    func noReaderSeesAHalfMadeChange() async {
         let trace = Recorder<Moment>()
-        let gate = Gate("the greeting's pause")
-        defer { gate.open() }
-        let announcementGate = Gate("the isFinished announcement")
-        defer { announcementGate.open() }
-        let paused = Protected(false)
-        let greeting = TracedGreeting(trace: trace, gate: gate) { finished in
-            // The work queue reads isFinished back while announcing it: hold the announcing thread there.
-            guard finished,
-                paused.withValue({ wasPaused in
-                    defer { wasPaused = true }
-                    return !wasPaused
-                })
+        let readings = Protected<[Reading]>([])
+        let target = Protected<Operation?>(nil)
+        defer { target.withValue { $0 = nil } }
+        let paused = Protected<Set<String>>([])
+        // At the first announcement of each finishing change, hold the announcing thread while a reader reads.
+        let greeting = TracedGreeting(trace: trace) { announcement in
+            guard !announcement.isWill, let operation = target.value,
+                announcement.key == .isFinished || !announcement.value,
+                paused.withValue({ $0.insert(announcement.key.rawValue).inserted })
             else { return }
-            trace.record(.announcing)
-            announcementGate.wait()
+            let returned = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                let reading = Reading(of: operation)
+                readings.withValue { $0.append(reading) }
+                trace.record(
+                    .readerReturned(
+                        executing: reading.executing, finished: reading.finished, executingAgain: reading.executingAgain
+                    ))
+                returned.signal()
+            }
+            // A reader that waits for the state's lock cannot return yet; that is fine too.
+            _ = returned.wait(timeout: .now() + Bound.scaled(.milliseconds(100)).inSeconds)
         }
-        #if canImport(Darwin)
-            // Darwin reads the value back only for observers that ask for it.
-            let announcements = Announcements(of: greeting)
-            defer { announcements.stop() }
-        #endif
+        defer { greeting.pause.open() }
+        target.withValue { $0 = greeting }
+        let dependent = sentinel(trace)
+        dependent.addDependency(greeting)
+        let queue = makeQueue()
 
-        Thread.detachNewThread { greeting.start() }
-        guard await releaseAfterStartReturned(trace, gate, see: "The steps") else { return }
+        queue.enqueue([greeting, dependent])
+        guard await releaseAfterStartReturned(greeting, see: "The steps") else { return }
+        guard await waitForFinished(greeting) else { return }
         guard
-            await waitUntil(
-                "the greeting to announce isFinished with the flag already true",
-                hint: trace.lifecycle(missing: "isFinished never announced after the flag flipped") + "\n"
-                    + lesson.see("Announce every change, after the flag flips"), { trace.contains(.announcing) })
+            await waitForEffect(
+                .sentinelRan, of: greeting, "the sentinel that depends on the greeting to run",
+                why: "Nobody heard that the greeting finished: announce isFinished after setting the flag.")
         else { return }
-
-        Thread.detachNewThread {
-            let finished = greeting.isFinished
-            let executing = greeting.isExecuting
-            trace.record(.readerReturned(executing: executing, finished: finished))
+        await waitUntil("every reader started during an announcement to return") {
+            readings.value.count == paused.value.count
         }
-        let readerReturned: @Sendable (Moment) -> Bool = {
-            if case .readerReturned = $0 { true } else { false }
-        }
-        let slippedIn = await comesTrue(within: .milliseconds(500)) { trace.contains(where: readerReturned) }
-        #expect(
-            !slippedIn,
-            """
-            Another thread read the state while finish() was still announcing the change: the getters \
-            and finish() do not share one lock. \(trace.lifecycle(missing: "…"))
-            \(lesson.see("One re-entrant lock for all the state"))
-            """)
 
-        trace.record(.announcementReleased)
-        announcementGate.open()
-        guard
-            await waitUntil(
-                "the reader to return once the announcement was over",
-                {
-                    trace.contains(where: readerReturned)
-                })
-        else { return }
+        let contradictions = readings.value.compactMap { reading in reading.contradiction.map { "\($0) (\(reading))" } }
         #expect(
-            trace.contains(.readerReturned(executing: false, finished: true)),
+            contradictions.isEmpty,
             """
-            After finishing, a reader should see isExecuting false and isFinished true. \
+            While finish() was announcing, a reader on another thread read \(contradictions.joined(separator: "; ")). \
+            Change both flags, in one critical section, before announcing either of them.
             \(trace.lifecycle(missing: "…"))
-            \(lesson.see("One re-entrant lock for all the state"))
+            \(lesson.see("One critical section for all the state"))
             """)
     }
 }
