@@ -5,9 +5,8 @@ import Testing
 
 @Suite("A block operation is finished only when every one of its blocks is")
 struct BlockOperationGroups {
-    // Every piece must be a block of the one operation (addExecutionBlock), so the operation
-    // counts as finished only after the last block returns. A completion block runs after
-    // the operation has already finished.
+    // Hint: Batch.submit(to:), "Block operations". Which pieces belong to the operation, and
+    // which run only after it has finished?
     // Covers: C14
     @Test("while any of the batch's pieces is still running, the batch's operation is not finished")
     func finishedOnlyWhenAllAre() async throws {
@@ -50,8 +49,8 @@ struct BlockOperationGroups {
             """)
     }
 
-    // Blocks can only be added before the operation runs (adding later traps), so a batch
-    // takes pieces until it is submitted and refuses them afterwards with an error.
+    // Hint: Batch.add(_:), "Block operations". What happens to a piece added after the batch
+    // went to the queue?
     // Covers: C14
     @Test("pieces added before submitting all run; a piece added afterwards is refused, not lost")
     func addBeforeItRuns() async throws {

@@ -14,8 +14,7 @@ struct TheFactory {
         }
     }
 
-    // task(with:) should only package self, the averaging method and the data into an
-    // invocation operation; the averaging itself belongs to the queue.
+    // Hint: Averager.task(with:), "The factory". Where and when does the averaging happen?
     // Covers: C11
     @Test(
         "tasks from task(with:) do no work until queued, then each averages its own readings on the queue"

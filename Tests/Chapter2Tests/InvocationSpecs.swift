@@ -5,8 +5,8 @@ import Testing
 
 @Suite("An invocation operation calls an existing method when the queue runs it")
 struct InvocationRunsOnTheQueue {
-    // The method must not run inside init: store the target, the method and the argument,
-    // and call them from main(), which the queue runs on its own thread.
+    // Hint: InvocationOperation.init and main(), "Running on the queue, not on the creator".
+    // Which of the two calls the method?
     // Covers: C11
     @Test(
         "two methods of one object become two operations; each runs on the queue and returns the result"
@@ -50,7 +50,8 @@ struct InvocationRunsOnTheQueue {
 
 @Suite("Which method runs can be chosen at run time, by name")
 struct ChoosingByName {
-    // Look the name up in the table once, in the init, and keep the method it names.
+    // Hint: InvocationOperation.init(target:methodNamed:in:argument:), "Choosing the method
+    // by name".
     // Covers: C12
     @Test(
         "a name from the menu picks that method, which the queue then runs",
@@ -84,8 +85,8 @@ struct ChoosingByName {
             """)
     }
 
-    // A name that is not in the table must be refused by the init itself, with
-    // InvocationError.unknownMethod(name), before any operation exists.
+    // Hint: InvocationOperation.init(target:methodNamed:in:argument:), "Choosing the method
+    // by name". When does the caller learn that the name is wrong?
     // Covers: C12
     @Test(
         "a name that is not on the menu is an error at creation",

@@ -5,8 +5,8 @@ import Testing
 
 @Suite("Asking for a result that does not exist is an error the caller can catch")
 struct AskingTooEarlyOrTooLate {
-    // result() must throw InvocationError.notFinished until main() has stored what the method
-    // returned; it must not hand out a value worked out somewhere else.
+    // Hint: InvocationOperation.result(), "Results, cancellation and errors". What does it
+    // answer before main() has run?
     // Covers: C13
     @Test(
         "before the method has returned, result() throws notFinished; afterwards it returns the value"
@@ -47,8 +47,7 @@ struct AskingTooEarlyOrTooLate {
             """)
     }
 
-    // A cancelled operation has no result and never will: result() must throw
-    // InvocationError.cancelled, not a made-up value and not "not finished yet".
+    // Hint: InvocationOperation.main() and result(), "Results, cancellation and errors".
     // Covers: C13
     @Test(
         "an operation cancelled before it ran never calls the method, and result() throws cancelled"
@@ -81,8 +80,8 @@ struct AskingTooEarlyOrTooLate {
             """)
     }
 
-    // cancel() during main() only sets the flag; the value the method returns afterwards
-    // belongs to a cancelled operation, and result() must still say so.
+    // Hint: InvocationOperation.result(), "Results, cancellation and errors". Which does it
+    // look at first: the stored value or the cancellation flag?
     // Covers: C13
     @Test("an operation cancelled while its method ran has no result: result() throws cancelled")
     func cancelledWhileRunning() async throws {
@@ -107,8 +106,8 @@ struct AskingTooEarlyOrTooLate {
 
 @Suite("An error thrown by the method is kept and handed to whoever asks for the result")
 struct ThrownErrors {
-    // main() cannot throw: catch what the method throws (Result { try … } does it) and keep it,
-    // so result() can throw that same error later.
+    // Hint: InvocationOperation.main(), "Results, cancellation and errors". Where does the
+    // method's error go?
     // Covers: C16, C13
     @Test("the method's error comes out of result(), and the operation still finishes normally")
     func errorIsHandedOn() async throws {
