@@ -24,10 +24,12 @@ struct CancellationSpecs {
         for (index, title) in titles.enumerated() {
             let step = BuildStep(title, work: Build.work(title, recorder: recorder))
             steps[title] = step
-            plan.add(
-                step, needs: index == 0 ? [] : [titles[index - 1]],
-                on: queues[index == 0 ? 0 : 1 + index % 2])
+            // “unpack” also needs a sound “toolchain”, listed first: every input counts.
+            let needs = index == 0 ? [] : (title == "unpack" ? ["toolchain"] : []) + [titles[index - 1]]
+            plan.add(step, needs: needs, on: queues[index == 0 ? 0 : 1 + index % 2])
         }
+        plan.add(
+            BuildStep("toolchain", work: Build.work("toolchain", recorder: recorder)), on: queues[1])
         let hint = lesson.see("When a dependency is cancelled")
 
         try await launch(plan)
@@ -45,7 +47,7 @@ struct CancellationSpecs {
                 !recorder.started(title),
                 """
                 “\(title)” ran its work, but once “checksum” is cancelled nothing from it down the chain should run.
-                A dependent with a cancelled required input must cancel itself instead of running.
+                A dependent with a cancelled required input, whichever of its inputs that is, must cancel itself instead of running.
                 Timeline: \(recorder.timeline)
                 \(hint)
                 """

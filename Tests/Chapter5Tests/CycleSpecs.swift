@@ -56,8 +56,8 @@ struct CyclicShape: Sendable, CustomTestStringConvertible {
 
 @Suite("A plan with a cycle is refused before anything is enqueued")
 struct CycleSpecs {
-    // BuildPlan.start(): search the whole graph for a loop (a step needing itself included)
-    // before any addDependency or addOperation. See "Refuse cycles before you enqueue".
+    // BuildPlan.start(): what does it check before its first addDependency or addOperation?
+    // A step may need itself. See "Refuse cycles before you enqueue".
     // Covers: C38
     @Test(
         "start() throws an error naming the steps of the cycle and enqueues nothing",

@@ -36,9 +36,9 @@ struct UnsoundPlan: Sendable, CustomTestStringConvertible {
 
 @Suite("A plan with a repeated or missing step is refused before anything is enqueued")
 struct PlanErrorSpecs {
-    // BuildPlan.start(): index the steps by title and resolve every title a step needs before
-    // wiring or enqueueing anything. See "Refuse cycles before you enqueue".
-    // Covers: C38, C35
+    // BuildPlan.start(): what happens to a title used twice, or needed but held by no step?
+    // See "Refuse cycles before you enqueue".
+    // Covers: C38
     @Test(
         "start() throws the plan's error and neither wires nor enqueues anything",
         arguments: UnsoundPlan.all)

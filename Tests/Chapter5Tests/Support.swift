@@ -213,9 +213,10 @@ struct Build {
 /// `start()` blocks while an `EagerQueue` waits for a step to begin; on a thread of its own
 /// that wait cannot hold up the threads the steps themselves need. Returns nil, after recording
 /// an issue, if `start()` never returned: wiring a step to itself deadlocks on Linux. The spec
-/// must then touch none of the plan's steps again (their locks may be held for good).
+/// must then touch none of the plan's steps again (their locks may be held for good). The
+/// default bound suits a plan that correct code refuses at once, before touching any queue.
 func attempt(
-    _ plan: BuildPlan, timeout: Duration = Bound.scaled(.seconds(1)),
+    _ plan: BuildPlan, timeout: Duration = Bound.scaled(.milliseconds(500)),
     sourceLocation: SourceLocation = #_sourceLocation
 ) async -> Result<Void, BuildError>? {
     struct Box: @unchecked Sendable {  // handed to exactly one thread, then only read there
