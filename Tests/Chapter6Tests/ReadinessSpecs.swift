@@ -5,8 +5,8 @@ import Testing
 
 @Suite("Readiness comes before priority")
 struct ReadinessSpecs {
-    // Priority only ranks jobs that are ready. A rush job that waits for its paper is not ready,
-    // so the press prints a ready bulk job meanwhile. Pass `after:` on as a dependency.
+    // Priority only ranks jobs that are ready, and a rush job that waits for its paper is not.
+    // Look at what PrintShop.submit does with `after:`.
     // Covers: C44, C46
     @Test("a ready bulk job prints before a rush job still waiting for its paper")
     func readyLowPriorityJobGoesFirst() async {

@@ -5,8 +5,8 @@ import Testing
 
 @Suite("Each urgency maps onto a queue priority and a quality of service")
 struct UrgencyMappingSpecs {
-    // The press picks among ready jobs by queuePriority, so the urgencies need distinct,
-    // descending priorities: fill in Urgency.queuePriority from the lesson's table.
+    // Look at Urgency.queuePriority and the lesson's table: the press picks among ready jobs by
+    // queuePriority, so the urgencies need distinct, descending priorities.
     // Covers: C43
     @Test("a more urgent job gets a higher queue priority", arguments: Urgency.allCases)
     func queuePriority(of urgency: Urgency) {
@@ -23,8 +23,8 @@ struct UrgencyMappingSpecs {
         )
     }
 
-    // Swift has no threadPriority on Linux; quality of service takes its place. Name the case
-    // (.userInitiated, .utility, .background): raw values differ between platforms.
+    // Look at Urgency.qualityOfService and the lesson's table: Swift has no threadPriority on
+    // Linux; quality of service takes its place. Name the case, never a raw value.
     // Covers: C49
     @Test("a more urgent job never runs at a lower quality of service", arguments: Urgency.allCases)
     func qualityOfService(of urgency: Urgency) {
@@ -33,8 +33,9 @@ struct UrgencyMappingSpecs {
             urgency.qualityOfService == expected,
             """
             Urgency.\(urgency) maps onto quality of service \(spelled(urgency.qualityOfService)); \
-            the table gives it \(spelled(expected)). The guide's thread priority is quality of \
-            service in Swift, and it is the only portable way to say how hard a job's thread works.
+            the table gives it \(spelled(expected)). Quality of service replaces the guide's \
+            thread priority: a class of work, named by its case, that tells the system how much \
+            of the machine the job's work may use.
             \(lesson.see("Quality of service, not thread priority"))
             """
         )
