@@ -23,8 +23,8 @@ public enum Urgency: CaseIterable, Sendable {
 
     /// The quality of service the job's printing work runs at once the press starts it.
     ///
-    /// Quality of service is Swift's name for the guide's thread priority; name the case,
-    /// never a raw number, because raw values differ between platforms.
+    /// Quality of service takes the place of the guide's thread priority: a class of work, not
+    /// a number. Name the case; raw values differ between platforms.
     public var qualityOfService: QualityOfService {
         switch self {
         case .rush, .express: .userInitiated
