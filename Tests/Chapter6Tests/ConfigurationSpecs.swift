@@ -17,9 +17,12 @@ struct ConfigurationSpecs {
         let shop = PrintShop(press: press)
         let log = Recorder<String>()
         let paper = Delivery("paper arrived", into: log)
+        let ink = Delivery("ink arrived", into: log)
         let title = "\(urgency) leaflets"
         shop.pause()
-        let job = shop.submit(title, urgency: urgency, after: [paper.operation]) { log.record(title) }
+        let job = shop.submit(title, urgency: urgency, after: [paper.operation, ink.operation]) {
+            log.record(title)
+        }
 
         let handOff = press.firstHandOff(of: title)
         #expect(
@@ -43,12 +46,13 @@ struct ConfigurationSpecs {
                 """
             )
             #expect(
-                handOff.dependencies.contains("paper arrived"),
+                Set(handOff.dependencies).isSuperset(of: ["paper arrived", "ink arrived"]),
                 """
                 When the press received the \(urgency) job it depended on \
                 \(handOff.dependencies.isEmpty ? "nothing" : handOff.dependencies.joined(separator: ", ")); \
-                it should already depend on its prerequisite, the paper. On a running press a job \
-                that is ready when it arrives can start before a dependency added afterwards.
+                it should already depend on both its prerequisites, the paper and the ink. On a \
+                running press a job that is ready when it arrives can start before a dependency \
+                added afterwards.
                 \(lesson.see("Configure before you enqueue"))
                 """
             )
@@ -56,8 +60,9 @@ struct ConfigurationSpecs {
 
         shop.resume()
         paper.arrive()
+        ink.arrive()
         await waitUntil(
-            "the \(urgency) leaflets to print once the paper arrived",
+            "the \(urgency) leaflets to print once the paper and the ink arrived",
             givingUpWhen: { job.isFinished ? "the job finished without printing" : nil }
         ) { log.contains(title) }
     }
