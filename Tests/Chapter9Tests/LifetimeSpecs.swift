@@ -31,7 +31,8 @@ enum LifetimeScenario {
             fail("regenerate", "regenerate() returned the finished job itself; expected a new one.")
         }
         guard ledger.loadCount(of: "March") == 2 else {
-            fail("regenerate", "The ledger saw \(ledger.loads.timeline); a regenerated report loads its sections again.")
+            fail(
+                "regenerate", "The ledger saw \(ledger.loads.timeline); a regenerated report loads its sections again.")
         }
     }
 }
