@@ -7,7 +7,7 @@ public enum BatchError: Error, Equatable, Sendable {
 }
 
 /// A group of pieces of work that should count as done when every piece is done.
-public final class Batch: @unchecked Sendable {  // only used from one thread, we hope
+public final class Batch: @unchecked Sendable {  // pieces are all added before the batch is submitted
     private var pieces: [@Sendable () -> Void] = []
 
     /// Creates an empty batch.

@@ -15,7 +15,7 @@ public final class AdderOperation: Operation, @unchecked Sendable {  // `result`
     public let run: Int
 
     private let probe: @Sendable (SumEvent) -> Void
-    // NSLock, not Mutex: on Linux, ThreadSanitizer understands NSLock but reports a Mutex as a race.
+    // NSLock, not Mutex: ThreadSanitizer on Linux can take a contended Mutex for a race.
     private let lock = NSLock()
     private var result: (total: Int, formatted: String)?  // protected by lock; written once, by main()
 
