@@ -47,7 +47,7 @@ public final class PhotoImporter: @unchecked Sendable {  // `waiting` is only to
         lock.withLock { waiting.removeAll { $0 === job } }
     }
 
-    /// Stops the whole import.
+    /// Stops the whole import: what the queue holds and the batches `importAll` has yet to add.
     public func cancelAll() {
         // Hold the queue still so that nothing starts while we cancel.
         queue.isSuspended = true
@@ -74,7 +74,7 @@ public final class PhotoImporter: @unchecked Sendable {  // `waiting` is only to
     }
 
     /// Imports `photos` in batches of `batchSize`, adding each batch once the previous one is
-    /// done, then calls `done`.
+    /// done, then calls `done`, also when `cancelAll` ended the import early.
     public func importAll(
         _ photos: [String], batchSize: Int, then done: @escaping @Sendable () -> Void
     ) {

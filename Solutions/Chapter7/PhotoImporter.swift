@@ -11,6 +11,9 @@ public final class PhotoImporter: Sendable {
     private let control = OperationQueue()
     /// Every import this importer created, by photo: the queue forgets them once they finish.
     private let jobs = Mutex<[String: PhotoImport]>([:])
+    /// How many times `cancelAll` ran. A batched import started before the latest cancel adds
+    /// nothing more; the lock is held while a batch is added, so no cancel slips in between.
+    private let cancels = Mutex(0)
 
     /// Creates an importer that copies from `source`, at most `width` photos at a time.
     ///
@@ -46,9 +49,13 @@ public final class PhotoImporter: Sendable {
         job.cancel()
     }
 
-    /// Cancels every import the queue holds; the queue then starts each so that it can finish.
+    /// Cancels every import the queue holds, and the batches `importAll` has yet to add.
     public func cancelAll() {
-        queue.cancelAllOperations()
+        cancels.withLock { count in
+            count += 1
+            // The queue then starts each cancelled import so that it can finish.
+            queue.cancelAllOperations()
+        }
     }
 
     /// Stops new copies from starting and calls `ready` once the copies already running are done.
@@ -72,11 +79,12 @@ public final class PhotoImporter: Sendable {
     }
 
     /// Imports `photos` in batches of `batchSize`, adding each batch once the previous one is
-    /// done, then calls `done`.
+    /// done, then calls `done`, also when `cancelAll` ended the import early.
     public func importAll(
         _ photos: [String], batchSize: Int, then done: @escaping @Sendable () -> Void
     ) {
-        feed(photos[...], batchSize: max(1, batchSize), then: done)
+        let since = cancels.withLock { $0 }
+        feed(photos[...], batchSize: max(1, batchSize), since: since, then: done)
     }
 
     /// The outcome of the import of `photo`, if this importer ever added it.
@@ -84,20 +92,25 @@ public final class PhotoImporter: Sendable {
         jobs.withLock { $0[photo] }?.outcome
     }
 
+    /// Adds the next batch of `rest` unless `cancelAll` ran since `since`; calls `done` at the end.
     private func feed(
-        _ rest: ArraySlice<String>, batchSize: Int, then done: @escaping @Sendable () -> Void
+        _ rest: ArraySlice<String>, batchSize: Int, since: Int,
+        then done: @escaping @Sendable () -> Void
     ) {
-        guard !rest.isEmpty else {
-            done()
-            return
+        let added = cancels.withLock { count in
+            guard count == since, !rest.isEmpty else { return false }
+            let batch = rest.prefix(batchSize).map { PhotoImport(photo: $0, source: source) }
+            batch.forEach(configure)
+            let later = rest.dropFirst(batchSize)
+            let nextBatch = BlockOperation { [self] in
+                feed(later, batchSize: batchSize, since: since, then: done)
+            }
+            batch.forEach(nextBatch.addDependency)
+            control.addOperation(nextBatch)
+            queue.addOperations(batch, waitUntilFinished: false)
+            return true
         }
-        let batch = rest.prefix(batchSize).map { PhotoImport(photo: $0, source: source) }
-        batch.forEach(configure)
-        let later = rest.dropFirst(batchSize)
-        let nextBatch = BlockOperation { [self] in feed(later, batchSize: batchSize, then: done) }
-        batch.forEach(nextBatch.addDependency)
-        control.addOperation(nextBatch)
-        queue.addOperations(batch, waitUntilFinished: false)
+        if !added { done() }
     }
 
     /// Names `job`, gives it its completion block and records it; call before adding it.

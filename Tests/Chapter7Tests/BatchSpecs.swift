@@ -28,9 +28,11 @@ struct BatchSpecs {
         let importer = PhotoImporter(source: source, width: 4, queue: queue)
         let done = Protected(false)
         let copiesAtDone = Protected(-1)
-        importer.importAll(photos(1_000), batchSize: batchSize) {
-            copiesAtDone.withValue { $0 = source.copies.value }
-            done.withValue { $0 = true }
+        Thread.detachNewThread {
+            importer.importAll(photos(1_000), batchSize: batchSize) {
+                copiesAtDone.withValue { $0 = source.copies.value }
+                done.withValue { $0 = true }
+            }
         }
         await waitUntil(
             "importAll to call done after 1,000 photos",
@@ -80,14 +82,7 @@ struct BatchSpecs {
         let queue = WatchedQueue(log: events)
         let importer = PhotoImporter(source: source, width: 3, queue: queue, onReport: reports.callback)
         let names = photos(6)
-        let done = Protected(false)
-        let returned = Protected(false)
-        // importAll runs on a thread of its own: if it blocked until its batches were copied,
-        // it would otherwise block the spec, which is the one completing the copies.
-        Thread.detachNewThread {
-            importer.importAll(names, batchSize: 3) { done.withValue { $0 = true } }
-            returned.withValue { $0 = true }
-        }
+        let call = ImportAllCall(importer, names, batchSize: 3)
         await waitUntil("the first batch to start copying") { source.started.count >= 3 }
         await waitUntil(
             "importAll to return while its first batch was still copying",
@@ -96,7 +91,7 @@ struct BatchSpecs {
                 queue (addOperations(_:waitUntilFinished: false)).
                 \(lesson.see("Configure, then enqueue"))
                 """
-        ) { returned.value }
+        ) { call.returned.value }
 
         // The batch ends out of order, last photo first; each report arrives before the next
         // copy ends, so a next batch started too early has long been handed over.
@@ -120,7 +115,7 @@ struct BatchSpecs {
 
         await waitUntil("importAll to call done after the second batch") {
             source.completeAll()
-            return done.value
+            return call.done.value
         }
     }
 }

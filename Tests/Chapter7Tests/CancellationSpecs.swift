@@ -96,4 +96,39 @@ struct CancellationSpecs {
             """
         )
     }
+
+    // A queue can cancel only the operations it holds. Look at what else cancelAll must stop
+    // while importAll still has batches to add.
+    // Covers: C51, C57
+    @Test("cancelling a batched import also drops the batches not yet added, and ends it")
+    func cancelAllStopsLaterBatches() async {
+        let source = HeldSource()
+        let importer = PhotoImporter(source: source, width: 3)
+        let names = photos(6)
+        let call = ImportAllCall(importer, names, batchSize: 3)
+        await waitUntil("the first batch to start copying") { source.started.count >= 3 }
+
+        importer.cancelAll()
+        names.prefix(3).forEach { source.complete($0) }
+        await waitUntil(
+            "importAll to call done once the cancelled import ended",
+            hint: lesson.see("Cancelling is the only way out of a queue"),
+            givingUpWhen: {
+                if source.started.count > 3 { return "the next batch started copying after cancelAll()" }
+                if importer.queue.isSuspended { return "the queue is suspended, so the cancelled batch cannot finish" }
+                return nil
+            }
+        ) { call.done.value }
+        #expect(
+            source.started == Array(names.prefix(3)),
+            """
+            After cancelAll() during the first batch, only that batch should ever have been \
+            copied; copies started for \(source.started.joined(separator: ", ")). \
+            cancelAllOperations() reaches only what the queue holds now: batches importAll has \
+            not added yet must be dropped too.
+            \(lesson.see("Cancelling is the only way out of a queue"))
+            """
+        )
+        source.completeAll()
+    }
 }

@@ -22,7 +22,7 @@ struct ConfigurationSpecs {
         let names = photos(3)
         switch entry {
         case .add: names.forEach { importer.add($0) }
-        case .importAll: importer.importAll(names, batchSize: 3) {}
+        case .importAll: _ = ImportAllCall(importer, names, batchSize: 3)
         }
 
         await waitUntil("\(entry.rawValue) to hand the three imports to the importer's queue") {

@@ -18,7 +18,7 @@ struct ReferenceSpecs {
         let importer = PhotoImporter(source: source, width: 1, onReport: reports.callback)
         switch entry {
         case .add: importer.add("IMG_0001")
-        case .importAll: importer.importAll(["IMG_0001"], batchSize: 1) {}
+        case .importAll: _ = ImportAllCall(importer, ["IMG_0001"], batchSize: 1)
         }
         await waitUntil("the photo to start copying") { source.hasStarted("IMG_0001") }
         let whileCopying = importer.outcome(of: "IMG_0001")

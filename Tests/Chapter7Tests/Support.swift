@@ -212,3 +212,23 @@ final class Reports: Sendable {
 func photos(_ count: Int, from first: Int = 1) -> [String] {
     (first..<(first + count)).map { String(format: "IMG_%04d", $0) }
 }
+
+/// What a call to `importAll` made on a thread of its own has done so far.
+struct ImportAllCall: Sendable {
+    /// Whether `importAll` has returned.
+    let returned = Protected(false)
+    /// Whether `importAll` has called `done`.
+    let done = Protected(false)
+
+    /// Calls `importer.importAll(photos, batchSize:)` on a new thread and returns at once.
+    ///
+    /// `importAll` must not block, but if it does, it blocks that thread and not the spec,
+    /// which may be the one that has to complete the copies it waits for.
+    init(_ importer: PhotoImporter, _ photos: [String], batchSize: Int) {
+        let (returned, done) = (returned, done)
+        Thread.detachNewThread {
+            importer.importAll(photos, batchSize: batchSize) { done.withValue { $0 = true } }
+            returned.withValue { $0 = true }
+        }
+    }
+}
