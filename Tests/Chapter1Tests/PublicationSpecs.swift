@@ -24,7 +24,9 @@ extension Chapter1Specs {
             let adder = AdderOperation(numbers: [1, 2, 3], run: 1, probe: driver.probe)
             let queue = makeQueue()
             // A second reader on its own thread, sharing no lock with the adder.
-            let watcher = Watcher { Reading(total: adder.total, formatted: adder.formattedTotal) }
+            let watcher = Watcher(
+                reading: { Reading(total: adder.total, formatted: adder.formattedTotal) },
+                until: Reading(total: 6, formatted: "6"))
             queue.addOperation(adder)
 
             driver.pacer(1).allow(2)
@@ -42,7 +44,17 @@ extension Chapter1Specs {
 
             driver.releaseAll()
             await waitUntil("the adder to finish") { adder.isFinished }
-            let seen = await watcher.stop()
+            var seen = await watcher.stop(finalIsDue: adder.total == 6)
+            // A few more adders that run freely, each read by a thread of its own meanwhile.
+            for round in 2...4 {
+                let free = AdderOperation(numbers: [1, 2, 3], run: round)
+                let reader = Watcher(
+                    reading: { Reading(total: free.total, formatted: free.formattedTotal) },
+                    until: Reading(total: 6, formatted: "6"))
+                queue.addOperation(free)
+                await waitUntil("adder \(round) to finish") { free.isFinished }
+                seen += await reader.stop(finalIsDue: free.total == 6)
+            }
             // The two properties are read one after the other, so each may be before or after.
             #expect(
                 seen.allSatisfy { [nil, 6].contains($0.total) && [nil, "6"].contains($0.formatted) },
