@@ -5,8 +5,8 @@ import Testing
 
 @Suite("Cancelling the operation cancels its Task, and it finishes promptly")
 struct CancellingTheWork {
-    // cancel() must also cancel the Task that start() launched: keep the Task and call its cancel().
-    // The loader's await then throws CancellationError, and the work ends and finishes the operation.
+    // Look at cancel() and the lesson's "Forward cancel() to the Task": which object does the
+    // async work listen to for cancellation?
     // Covers: C24, C61
     @Test("cancel() while the fetch waits: the fetch sees the cancellation, the operation finishes, dependents run")
     func cancelReachesTheAwait() async {
@@ -20,14 +20,7 @@ struct CancellingTheWork {
         guard await waitForLaunch(operation, loader) else { return }
         loader.trace.record("cancel() called")
         operation.cancel()
-        guard
-            await waitUntil(
-                "the waiting fetch to see the task's cancellation",
-                hint: loader.trace.lifecycle(missing: "the fetch never saw it") + "\n"
-                    + "Operation.cancel() only sets isCancelled; the Task does not know unless you cancel it.\n"
-                    + lesson.see("Forward cancel() to the Task"),
-                { loader.trace.contains("fetch a saw cancellation") })
-        else { return }
+        guard await cancellationReached("fetch a", loader) else { return }
         guard
             await waitUntil(
                 "the cancelled operation to finish and its dependent to run",
@@ -52,8 +45,8 @@ struct CancellingTheWork {
             """)
     }
 
-    // Check isCancelled in start() before launching anything: a cancelled operation goes straight to
-    // finished (announcing it), with CancellationError as its result, and creates no Task.
+    // Look at the start of start() and the lesson's "Forward cancel() to the Task": what should an
+    // operation that is already cancelled do when a queue starts it?
     // Covers: C21, C50, C61
     @Test("cancelled before it starts, it finishes at once, never calls the loader, and releases its dependent")
     func cancelledBeforeStart() async {
@@ -64,6 +57,15 @@ struct CancellingTheWork {
         defer { loader.endSpec(keepingAlive: queue, operation, dependent) }
 
         operation.cancel()
+        guard !operation.isFinished else {
+            Issue.record(
+                """
+                cancel() finished an operation that no queue had started yet; a queue refuses (and traps on) \
+                a finished operation. Leave an unstarted operation to start(), which sees isCancelled.
+                \(lesson.see("Forward cancel() to the Task"))
+                """)
+            return
+        }
         queue.enqueue([operation, dependent])
         guard
             await waitUntil(
@@ -88,6 +90,119 @@ struct CancellingTheWork {
             \(lesson.see("Publish the result, then announce"))
             """)
     }
+}
+
+@Suite("Cancellation reaches the work at any moment")
+struct CancellingAtAnyMoment {
+    // Look at the async work inside the Task and the lesson's "Check between the steps": not every
+    // await throws when its task is cancelled. What stops the resize once the fetch has returned?
+    // Covers: C50, C61
+    @Test("cancelled while a step that ignores cancellation runs, the work stops before the next step")
+    func cancellationStopsBetweenSteps() async {
+        let loader = ScriptedLoader()
+        loader.ignoreCancellation(of: "fetch a")
+        let operation = TracedThumbnail("a", loader: loader)
+        let dependent = sentinel(after: operation)
+        let queue = makeQueue()
+        defer { loader.endSpec(keepingAlive: queue, operation, dependent) }
+
+        queue.enqueue([operation, dependent])
+        guard await waitForLaunch(operation, loader) else { return }
+        loader.trace.record("cancel() called")
+        operation.cancel()
+        let finishedByCancel = operation.isFinished
+        loader.resume("fetch a")
+        let resizeBegan = { loader.trace.contains("resize a began") }
+        guard
+            await waitUntil(
+                "the cancelled operation to finish without resizing, and its dependent to run",
+                hint: loader.trace.lifecycle(missing: "it never finished, or the dependent never ran") + "\n"
+                    + lesson.see("Check between the steps"),
+                givingUpWhen: { resizeBegan() ? "the resize began although the operation was cancelled" : nil },
+                { operation.isFinished && loader.trace.contains { $0.hasPrefix("sentinel ran") } })
+        else { return }
+        // cancel() finished the operation at once, so the work may still be on its way to the resize.
+        var lateResize = false
+        if finishedByCancel {
+            lateResize = await comesTrue(within: Bound.scaled(.milliseconds(300)), resizeBegan)
+        }
+        #expect(
+            !resizeBegan() && !lateResize,
+            """
+            The fetch returned a picture after the operation was cancelled, and the work went on to the \
+            resize. \(loader.trace.lifecycle(missing: "…"))
+            \(lesson.see("Check between the steps"))
+            """)
+        let result = operation.result
+        #expect(
+            isCancellation(result),
+            """
+            A cancelled operation's result was \(describe(result)); expected failure(CancellationError()).
+            \(lesson.see("Publish the result, then announce"))
+            """)
+    }
+
+    // Look at where start() stores the Task and where cancel() reads it, and the lesson's "Forward
+    // cancel() to the Task": both run on different threads, with nothing else between them.
+    // Covers: C24, C50, C61
+    @Test("cancel() on one thread right after start() on another still reaches the waiting fetch")
+    func cancelRightAfterStartByHand() async {
+        let loader = ScriptedLoader()
+        let operation = ThumbnailOperation(imageName: "a", width: thumbnailWidth, loader: loader)
+        defer { loader.endSpec(keepingAlive: operation) }
+
+        // Nothing here synchronises with start()'s thread except the operation's own code.
+        Thread.detachNewThread { operation.start() }
+        guard
+            await waitUntil(
+                "the fetch of a to begin after start() was called on another thread",
+                hint: loader.trace.lifecycle(missing: "the fetch never began") + "\n"
+                    + lesson.see("Start launches a Task and returns"),
+                { loader.isWaiting("fetch a") })
+        else { return }
+        guard
+            await waitUntil(
+                "the operation to report isExecuting once its work began",
+                hint: loader.trace.lifecycle(missing: "isExecuting stayed false") + "\n"
+                    + lesson.see("Start launches a Task and returns"),
+                { operation.isExecuting })
+        else { return }
+        operation.cancel()
+        loader.trace.record("cancel() returned")
+        guard await cancellationReached("fetch a", loader) else { return }
+        guard
+            await waitUntil(
+                "the cancelled operation to finish",
+                hint: loader.trace.lifecycle(missing: "it never finished") + "\n"
+                    + lesson.see("Forward cancel() to the Task"),
+                { operation.isFinished })
+        else { return }
+        let result = operation.result
+        #expect(
+            isCancellation(result) && !operation.isExecuting,
+            """
+            The cancelled operation finished with result \(describe(result)) and isExecuting \
+            \(operation.isExecuting); expected failure(CancellationError()) and false.
+            \(lesson.see("Publish the result, then announce"))
+            """)
+    }
+}
+
+/// Waits briefly for the step `name` to see its task's cancellation, which a forwarded `cancel()` causes at once.
+func cancellationReached(
+    _ name: String,
+    _ loader: ScriptedLoader,
+    isolation: isolated (any Actor)? = #isolation,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async -> Bool {
+    await waitUntil(
+        "the waiting \(name) to see the task's cancellation",
+        timeout: Bound.scaled(.milliseconds(500)),
+        hint: loader.trace.lifecycle(missing: "the \(name) never saw it") + "\n"
+            + "Operation.cancel() sets isCancelled; the Task does not know unless you cancel it too.\n"
+            + lesson.see("Forward cancel() to the Task"),
+        sourceLocation: sourceLocation,
+        { loader.trace.contains("\(name) saw cancellation") })
 }
 
 /// Whether `result` is a failure with `CancellationError`.

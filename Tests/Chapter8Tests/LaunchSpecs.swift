@@ -5,13 +5,13 @@ import Testing
 
 @Suite("start() launches the async work in a Task and returns at once")
 struct LaunchingTheWork {
-    // start() must create the Task, mark the operation executing and return; the operation stays
-    // unfinished until the work ends. A main() that spawns a Task is "finished" as soon as it returns.
+    // Look at ThumbnailOperation.start() and main(), and the lesson's "Start launches a Task and
+    // returns": who creates the Task, and what keeps the operation unfinished after start() returns?
     // Covers: C17, C18, C61
     @Test("after start() returns, the fetch is waiting and the operation is executing, not finished")
     func startReturnsWhileTheWorkWaits() async {
         let loader = ScriptedLoader()
-        let operation = TracedThumbnail("a", loader: loader)
+        let operation = makeThumbnail("a", loader)
         let queue = makeQueue()
         defer { loader.endSpec(keepingAlive: queue, operation) }
 
@@ -22,7 +22,7 @@ struct LaunchingTheWork {
             operation.isAsynchronous,
             """
             isAsynchronous is false: the operation tells the world its work is over when start() returns.
-            \(lesson.see("The steps"))
+            \(lesson.see("Start launches a Task and returns"))
             """)
         #expect(
             executing && !finished,
@@ -30,6 +30,13 @@ struct LaunchingTheWork {
             With its fetch still waiting, the operation reported isExecuting \(executing) and isFinished \
             \(finished); expected true and false. It declared itself done before its async work ended.
             \(loader.trace.lifecycle(missing: "…"))
+            \(lesson.see("Start launches a Task and returns"))
+            """)
+        #expect(
+            !loader.trace.contains { $0.hasSuffix("made while the operation was created") },
+            """
+            The fetch ran in a Task created together with the operation, so the work began before any \
+            queue started it. Create the Task in start(). \(loader.trace.lifecycle(missing: "…"))
             \(lesson.see("Start launches a Task and returns"))
             """)
 
@@ -42,5 +49,34 @@ struct LaunchingTheWork {
         #expect(
             !operation.isExecuting,
             "A finished operation still reports isExecuting true. \(lesson.see("Finish when the work ends, once"))")
+    }
+
+    // Look at where start() creates the Task, and the lesson's "Give the Task the operation's
+    // priority": a Task made on a queue's thread does not take the operation's quality of service.
+    // Covers: C61
+    @Test(
+        "the work runs at the task priority that matches the operation's quality of service",
+        arguments: [
+            (QualityOfService.userInitiated, TaskPriority.high),
+            (.utility, .utility),
+            (.background, .background),
+        ])
+    func workRunsAtTheOperationsPriority(service: QualityOfService, expected: TaskPriority) async {
+        let loader = ScriptedLoader()
+        let operation = TracedThumbnail("a", loader: loader)
+        operation.qualityOfService = service
+        let queue = makeQueue()
+        defer { loader.endSpec(keepingAlive: queue, operation) }
+
+        queue.addOperation(operation)
+        guard await waitForLaunch(operation, loader) else { return }
+        let priority = loader.priority(of: "fetch a")
+        #expect(
+            priority == expected,
+            """
+            The operation's qualityOfService is .\(service), but its fetch ran at task priority \
+            \(priority.map { "\($0)" } ?? "unknown"); expected \(expected).
+            \(lesson.see("Give the Task the operation's priority"))
+            """)
     }
 }

@@ -5,8 +5,8 @@ import Testing
 
 @Suite("Queues and dependents wait for the async work, not for the Task to be created")
 struct WaitingForTheWork {
-    // A dependent may run only after the thumbnail's async work ended and the operation announced
-    // isFinished, after flipping the flag. Check the timeline: who ran before "resize a ended"?
+    // Look at where the operation becomes finished (main(), start(), finish(with:)) and the lesson's
+    // "Finish when the work ends, once". In the timeline, what ran before "resize a ended"?
     // Covers: C20, C61
     @Test("a dependent runs only after the async work ended, and the queue then drains")
     func dependentRunsAfterTheWork() async {
@@ -49,8 +49,8 @@ struct WaitingForTheWork {
         ) { queue.operationCount == 0 }
     }
 
-    // A queue that runs one operation at a time frees its slot when the operation finishes. If the
-    // operation "finishes" when its Task is created, every thumbnail's work runs at once.
+    // Look at what tells a one-at-a-time queue that its slot is free, and the lesson's "Start
+    // launches a Task and returns". When did thumbnail b's fetch begin?
     // Covers: C20, C61
     @Test("a one-at-a-time queue starts the next thumbnail only after the first one's async work ended")
     func oneAtATimeQueueWaitsForTheWork() async {

@@ -5,8 +5,8 @@ import Testing
 
 @Suite("The result, or the error, is there the moment the operation is finished")
 struct PublishingTheResult {
-    // Store the result and flip the flags in one critical section, before announcing isFinished:
-    // whoever hears the announcement (a dependent, a completion block) reads the result right away.
+    // Look at finish(with:) and the lesson's "Publish the result, then announce": what can a
+    // dependent or a completion block read at the moment it hears that the operation finished?
     // Covers: C22, C61
     @Test("the thumbnail is readable from every read that sees isFinished true, and from dependents")
     func resultBeforeFinished() async {
@@ -32,11 +32,12 @@ struct PublishingTheResult {
                         && loader.trace.contains { $0.hasPrefix("completion ran") }
                 })
         else { return }
+        let problems = operation.inconsistentReads
         #expect(
-            operation.finishedWithoutResult == 0,
+            problems.isEmpty,
             """
-            isFinished read true \(operation.finishedWithoutResult) time(s) while result was still nil: \
-            the operation announced it finished before publishing the thumbnail.
+            Reads of isFinished caught the operation half-finished: \(problems.joined(separator: "; ")). \
+            Store the result and flip both flags in one critical section, then announce.
             \(lesson.see("Publish the result, then announce"))
             """)
         #expect(
@@ -54,7 +55,8 @@ struct PublishingTheResult {
             """)
     }
 
-    // Do not swallow errors with try?: catch what the work throws and publish it as .failure(error).
+    // Look at how the Task handles what the loader throws, and the lesson's "Publish the result,
+    // then announce": where does the error go?
     // Covers: C61
     @Test("when the fetch throws, the operation finishes and its result is that error")
     func errorIsPublished() async {
@@ -87,30 +89,36 @@ struct PublishingTheResult {
             """)
     }
 
-    // The first finish wins. A second finish(with:) must change nothing and announce nothing:
-    // check the flag inside the lock and return if the operation already finished.
+    // Look at finish(with:) and the lesson's "Finish when the work ends, once": what does a
+    // second call do to the result, the flags and the operation's listeners?
     // Covers: C22, C61
-    @Test("finishing again after the work ended changes neither the result nor the state, and announces nothing")
+    @Test("finishing again after the work ended changes nothing a user can see")
     func finishingTwiceHasNoEffect() async {
         let loader = ScriptedLoader()
         let operation = TracedThumbnail("a", loader: loader)
+        let dependent = sentinel(after: operation)
+        let completions = Protected(0)
+        operation.completionBlock = { completions.withValue { $0 += 1 } }
         let queue = makeQueue()
-        defer { loader.endSpec(keepingAlive: queue, operation) }
+        #if canImport(Darwin)
+            let announcements = Announcements(of: operation)
+            defer { announcements.stop() }
+        #endif
+        defer { loader.endSpec(keepingAlive: queue, operation, dependent) }
 
-        queue.addOperation(operation)
+        queue.enqueue([operation, dependent])
         guard await waitForLaunch(operation, loader) else { return }
         guard await letWorkEnd("a", loader) else { return }
         guard
             await waitUntil(
-                "the operation to finish with its thumbnail",
+                "the operation to finish with its thumbnail, and its completion block to run",
                 hint: loader.trace.lifecycle(missing: "never finished with a result") + "\n"
                     + lesson.see("Finish when the work ends, once"),
-                { operation.isFinished && operation.result != nil })
+                { operation.isFinished && operation.result != nil && completions.value == 1 })
         else { return }
 
-        Probe.$isActive.withValue(true) {
-            operation.finish(with: .failure(LoaderError.missing("late")))
-        }
+        operation.finish(with: .failure(LoaderError.missing("late")))
+        operation.finish(with: .success(Thumbnail(name: "late", width: 1)))
         let result = operation.result
         #expect(
             (try? result?.get()) == Thumbnail(name: "a", width: thumbnailWidth),
@@ -125,14 +133,35 @@ struct PublishingTheResult {
             \(operation.isExecuting); expected true and false.
             \(lesson.see("Finish when the work ends, once"))
             """)
-        #if !canImport(Darwin)
-            // On Linux, announcing isFinished reads the property back on the announcing thread.
+        await waitUntil(
+            "the dependent to finish",
+            hint: loader.trace.lifecycle(missing: "the dependent never finished") + "\n"
+                + lesson.see("Finish when the work ends, once")
+        ) { dependent.isFinished }
+        let ran = (completions.value, loader.trace.all.filter { $0.hasPrefix("sentinel ran") }.count)
+        #expect(
+            ran == (1, 1),
+            """
+            After finishing twice, the completion block ran \(ran.0) time(s) and the dependent \(ran.1) \
+            time(s); expected once each. \(lesson.see("Finish when the work ends, once"))
+            """)
+        let problems = operation.inconsistentReads
+        #expect(
+            problems.isEmpty,
+            """
+            Reads of isFinished caught a state that a finished operation must never show: \
+            \(problems.joined(separator: "; ")). \(lesson.see("Finish when the work ends, once"))
+            """)
+        #if canImport(Darwin)
+            // Only Darwin can count notifications; Linux judges them by their effects above.
+            let (executing, finished) = (announcements.count("isExecuting"), announcements.count("isFinished"))
             #expect(
-                operation.readsDuringProbe == 0,
+                executing.will == 2 && executing.did == 2 && finished.will == 1 && finished.did == 1,
                 """
-                The second finish(with:) announced isFinished again (\(operation.readsDuringProbe) read-back(s)), \
-                although nothing changed. Announce only real changes.
-                \(lesson.see("Finish when the work ends, once"))
+                Over its life the operation sent will/did isExecuting \(executing.will)/\(executing.did) \
+                time(s) and will/did isFinished \(finished.will)/\(finished.did) time(s); expected 2/2 \
+                (started, then done) and 1/1. Announce each real change once, under the keys \
+                "isExecuting" and "isFinished". \(lesson.see("Finish when the work ends, once"))
                 """)
         #endif
     }

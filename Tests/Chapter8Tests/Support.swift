@@ -17,13 +17,16 @@ enum LoaderError: Error, Equatable {
 /// A loader whose every await waits until the spec settles it, so the spec decides when work resumes.
 ///
 /// Each step is named like `fetch a` or `resize a`. A waiting step holds no thread: it is a
-/// suspended continuation. It sees task cancellation at once and throws `CancellationError`.
+/// suspended continuation. It sees task cancellation at once and throws `CancellationError`,
+/// unless the spec made it deaf to cancellation, like an API that finishes what it started.
 /// Everything it does goes to `trace`, a timeline such as
 /// `start returned (a) → fetch a began → fetch a ended → resize a began → …`.
 final class ScriptedLoader: ThumbnailLoader, @unchecked Sendable {  // `steps` is Protected; `trace` is a Recorder
     private struct Step {
         var continuation: CheckedContinuation<Void, any Error>?
         var verdict: Result<Void, any Error>?
+        var ignoresCancellation = false
+        var priority: TaskPriority?
     }
 
     let trace = Recorder<String>()
@@ -44,6 +47,11 @@ final class ScriptedLoader: ThumbnailLoader, @unchecked Sendable {  // `steps` i
         steps.withValue { $0.byName[name]?.continuation != nil }
     }
 
+    /// The priority of the task that ran the step `name`, once it began.
+    func priority(of name: String) -> TaskPriority? {
+        steps.withValue { $0.byName[name]?.priority }
+    }
+
     /// Lets the step `name` return normally, now or as soon as it begins.
     func resume(_ name: String) {
         settle(name, .success(()))
@@ -52,6 +60,11 @@ final class ScriptedLoader: ThumbnailLoader, @unchecked Sendable {  // `steps` i
     /// Makes the step `name` throw `error`, now or as soon as it begins.
     func fail(_ name: String, with error: any Error) {
         settle(name, .failure(error))
+    }
+
+    /// Makes the step `name` go on waiting when its task is cancelled, until the spec settles it.
+    func ignoreCancellation(of name: String) {
+        steps.withValue { $0.byName[name, default: Step()].ignoresCancellation = true }
     }
 
     /// Lets every step, waiting or future, return normally; specs call it when they end.
@@ -76,6 +89,9 @@ final class ScriptedLoader: ThumbnailLoader, @unchecked Sendable {  // `steps` i
 
     private func pause(_ name: String) async throws {
         trace.record("\(name) began")
+        if Probe.makingOperation { trace.record("\(name) ran in a Task made while the operation was created") }
+        let priority = Task.currentPriority
+        steps.withValue { $0.byName[name, default: Step()].priority = priority }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let ready = steps.withValue { state -> Result<Void, any Error>? in
@@ -87,8 +103,12 @@ final class ScriptedLoader: ThumbnailLoader, @unchecked Sendable {  // `steps` i
                 if let ready { continuation.resume(with: ready) }
             }
         } onCancel: {
-            self.trace.record("\(name) saw cancellation")
-            self.settle(name, .failure(CancellationError()))
+            if self.steps.withValue({ $0.byName[name]?.ignoresCancellation ?? false }) {
+                self.trace.record("\(name) ignored the cancellation")
+            } else {
+                self.trace.record("\(name) saw cancellation")
+                self.settle(name, .failure(CancellationError()))
+            }
         }
         trace.record("\(name) ended")
     }
@@ -104,15 +124,33 @@ final class ScriptedLoader: ThumbnailLoader, @unchecked Sendable {  // `steps` i
     }
 }
 
-/// Whether the current task is inside a spec's probe (see `TracedThumbnail.readsDuringProbe`).
+/// Task-local marks that let the loader tell where the task running a step came from.
 enum Probe {
-    @TaskLocal static var isActive = false
+    /// True inside `Probe.$makingOperation.withValue(true) { … }`, and in every Task made there.
+    @TaskLocal static var makingOperation = false
+}
+
+/// Makes an operation the way a user does, marking the moment so that a Task made now is recognised.
+func makeThumbnail(_ name: String, _ loader: ScriptedLoader) -> TracedThumbnail {
+    Probe.$makingOperation.withValue(true) { TracedThumbnail(name, loader: loader) }
 }
 
 /// A thumbnail operation that notes when `start()` returned and checks every read of `isFinished`.
+///
+/// Each read that sees `isFinished` true also reads `result` and `isExecuting` right after it, so
+/// a finished operation without a result, or one still executing, is caught by whoever looked:
+/// the queue, a dependent or the spec. On Linux, announcing isFinished reads it back at once.
 final class TracedThumbnail: ThumbnailOperation, @unchecked Sendable {  // immutable fields; the rest is Protected
+    private struct Reads {
+        var clock = 0
+        var firstTrueEnded: Int?
+        var withoutResult = 0
+        var whileExecuting = 0
+        var falseAfterTrue = 0
+    }
+
     let trace: Recorder<String>
-    private let finishedReads = Protected((withoutResult: 0, duringProbe: 0))
+    private let reads = Protected(Reads())
 
     init(_ name: String, loader: ScriptedLoader) {
         trace = loader.trace
@@ -124,26 +162,84 @@ final class TracedThumbnail: ThumbnailOperation, @unchecked Sendable {  // immut
         trace.record("start returned (\(imageName))")
     }
 
-    /// Announcing a change of isFinished reads the property back, so this sees every announcement on Linux.
     override var isFinished: Bool {
+        let began = reads.withValue {
+            $0.clock += 1
+            return $0.clock
+        }
         let finished = super.isFinished
+        let stillExecuting = finished && isExecuting
         let missingResult = finished && result == nil
-        let probing = Probe.isActive
-        finishedReads.withValue {
+        reads.withValue {
+            $0.clock += 1
+            if finished {
+                $0.firstTrueEnded = $0.firstTrueEnded ?? $0.clock
+            } else if let ended = $0.firstTrueEnded, began > ended {
+                $0.falseAfterTrue += 1  // this read began after an earlier one had seen true
+            }
             if missingResult { $0.withoutResult += 1 }
-            if probing { $0.duringProbe += 1 }
+            if stillExecuting { $0.whileExecuting += 1 }
         }
         return finished
     }
 
-    /// How many times isFinished read true while `result` was still nil.
-    var finishedWithoutResult: Int { finishedReads.value.withoutResult }
-
-    /// How many times isFinished was read inside `Probe.$isActive.withValue(true) { … }`.
-    var readsDuringProbe: Int { finishedReads.value.duringProbe }
+    /// Problems that reads of isFinished saw, one line each; empty when every read was consistent.
+    var inconsistentReads: [String] {
+        let seen = reads.value
+        var problems: [String] = []
+        if seen.withoutResult > 0 {
+            problems.append("\(seen.withoutResult) read(s) saw isFinished true while result was still nil")
+        }
+        if seen.whileExecuting > 0 {
+            problems.append("\(seen.whileExecuting) read(s) saw isFinished true while isExecuting was still true")
+        }
+        if seen.falseAfterTrue > 0 {
+            problems.append("\(seen.falseAfterTrue) read(s) saw isFinished false after it had read true")
+        }
+        return problems
+    }
 }
 
+#if canImport(Darwin)
+    /// Counts the will and did notifications an operation sends for `isExecuting` and `isFinished`.
+    ///
+    /// Darwin only: on Linux an operation takes no observers, so specs there judge the effects.
+    final class Announcements: NSObject, @unchecked Sendable {  // `counts` is Protected; `operation` is immutable
+        private static let keys = ["isExecuting", "isFinished"]
+        private let counts = Protected<[String: Int]>([:])
+        private let operation: Operation
 
+        /// Starts counting the notifications `operation` sends.
+        init(of operation: Operation) {
+            self.operation = operation
+            super.init()
+            for key in Self.keys {
+                operation.addObserver(self, forKeyPath: key, options: [.prior], context: nil)
+            }
+        }
+
+        /// Stops counting; call it before the spec ends.
+        func stop() {
+            for key in Self.keys {
+                operation.removeObserver(self, forKeyPath: key)
+            }
+        }
+
+        /// How many `will` and `did` notifications arrived for `key`.
+        func count(_ key: String) -> (will: Int, did: Int) {
+            let seen = counts.value
+            return (seen["will \(key)"] ?? 0, seen["did \(key)"] ?? 0)
+        }
+
+        override func observeValue(
+            forKeyPath keyPath: String?, of object: Any?, change: [NSKeyValueChangeKey: Any]?,
+            context: UnsafeMutableRawPointer?
+        ) {
+            let isPrior = change?[.notificationIsPriorKey] as? Bool ?? false
+            counts.withValue { $0["\(isPrior ? "will" : "did") \(keyPath ?? "?")", default: 0] += 1 }
+        }
+    }
+#endif
 
 /// A block operation that depends on `operation` and records `event` when it runs, noting a missing result.
 func sentinel(after operation: TracedThumbnail, records event: String = "sentinel ran") -> BlockOperation {
