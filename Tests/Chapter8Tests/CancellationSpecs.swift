@@ -165,6 +165,7 @@ struct CancellingAtAnyMoment {
                 "the operation to report isExecuting once its work began",
                 hint: loader.trace.lifecycle(missing: "isExecuting stayed false") + "\n"
                     + lesson.see("Start launches a Task and returns"),
+                givingUpWhen: { operation.isFinished ? "it already reports isFinished while its fetch waits" : nil },
                 { operation.isExecuting })
         else { return }
         operation.cancel()
