@@ -5,15 +5,25 @@ import Testing
 
 @Suite("Finishing is announced, so everything that waits on the operation moves on")
 struct FinishingIsAnnounced {
-    // Look at where AsyncOperation sets its flags and calls didChangeValue(forKey:), in start() and finish().
+    // Look at where AsyncOperation sets its flags and calls didChangeValue(forKey:), in start() and finish(),
+    // and at when the work in GreetingOperation stores the greeting.
     // Read "Announce every change, after the flag flips".
-    // Covers: C20
+    // Covers: C19, C20
     @Test("each change of isExecuting and isFinished is announced with its new value, and a dependent runs")
     func everyChangeIsAnnounced() async {
         guard await Preflight.survives() else { return }
         let trace = Recorder<Moment>()
-        let greeting = TracedGreeting(trace: trace)
+        let target = Protected<GreetingOperation?>(nil)
+        defer { target.withValue { $0 = nil } }
+        let storedAtAnnouncement = Protected<[Bool]>([])
+        // What a dependent would find when isFinished is announced: the greeting must be there already.
+        let greeting = TracedGreeting(trace: trace) { announcement in
+            guard announcement.key == .isFinished, !announcement.isWill, let greeting = target.value else { return }
+            let stored = greeting.greeting != nil
+            storedAtAnnouncement.withValue { $0.append(stored) }
+        }
         defer { greeting.pause.open() }
+        target.withValue { $0 = greeting }
         let dependent = sentinel(trace)
         dependent.addDependency(greeting)
         let queue = makeQueue()
@@ -41,6 +51,13 @@ struct FinishingIsAnnounced {
             and isFinished once (true), each after the flag changed. Announced: isExecuting \(executing), \
             isFinished \(finished). \(trace.lifecycle(missing: "…"))
             \(lesson.see("Announce every change, after the flag flips"))
+            """)
+        #expect(
+            !storedAtAnnouncement.value.contains(false),
+            """
+            isFinished was announced before the greeting was stored: a dependent that runs then finds no \
+            greeting. Store the result first, then finish. \(trace.lifecycle(missing: "…"))
+            \(lesson.see("The steps"))
             """)
         #if canImport(Darwin)
             // Darwin shows the "will" half too: each did must follow its own will.

@@ -70,6 +70,14 @@ struct CancelledOperationsFinish {
             }
         ) { trace.contains(.sentinelRan) }
         #expect(
+            greeting.announced(.isExecuting).isEmpty && greeting.announced(.isFinished) == [true],
+            """
+            A greeting cancelled before it started goes straight to finished: expected only isFinished \
+            true to be announced, never isExecuting. Announced: isExecuting \(greeting.announced(.isExecuting)), \
+            isFinished \(greeting.announced(.isFinished)). \(trace.lifecycle(missing: "…"))
+            \(lesson.see("Finish once, on every path"))
+            """)
+        #expect(
             !trace.contains(.workPaused),
             """
             The greeting was cancelled before it started, yet its work ran. \
