@@ -22,6 +22,8 @@ final class Ledger: SectionSource {
     private let gates: [String: Gate]
     /// Every load, as `report/section`, in the order they began.
     let loads = Recorder<String>()
+    /// The queue each load ran on, in the same order.
+    private let queues = Recorder<ObjectIdentifier?>()
 
     /// Creates a ledger that holds the loads of the reports named in `holding`.
     init(holding: [String] = []) {
@@ -30,6 +32,7 @@ final class Ledger: SectionSource {
 
     func load(_ name: String, of report: String) -> Section {
         loads.record("\(report)/\(name)")
+        queues.record(OperationQueue.current.map(ObjectIdentifier.init))
         gates[report]?.wait(timeout: patience * 2)
         let section = Section(name: name, report: report, rows: ["\(report) \(name)"])
         handedOut.withValue { $0.append(Handed(report: report, section: section)) }
@@ -39,6 +42,11 @@ final class Ledger: SectionSource {
     /// Lets the loads of `report` finish.
     func release(_ report: String) {
         gates[report]?.open()
+    }
+
+    /// The loads that ran anywhere but on `queue`.
+    func loads(awayFrom queue: OperationQueue) -> [String] {
+        zip(loads.all, queues.all).filter { $0.1 != ObjectIdentifier(queue) }.map(\.0)
     }
 
     /// How many loads of `report` have begun.

@@ -49,6 +49,16 @@ enum WaitingScenario {
                 moves the deadlock to the day two digests wait at once.
                 """)
         }
+        let away = ledger.loads(awayFrom: generator.queue)
+        guard away.isEmpty else {
+            fail(
+                "digest",
+                """
+                The digest arrived, but the loads \(away) did not run on the ledger queue. The \
+                ledger takes one connection: every load goes through that one-at-a-time queue, and \
+                a digest that waits for parts on another queue still blocks a thread.
+                """)
+        }
         delivered.withValue { $0 = nil }
         guard settles(within: patience, { watch.alive.isEmpty }) else {
             fail(
