@@ -11,8 +11,8 @@ enum Chapter4Bound {
 
     /// How long a spec waits for a retry that correct code makes within a few intervals.
     ///
-    /// Two hundred intervals: a runner that has not looked again by then is not retrying.
-    static let retry: Duration = Bound.scaled(.seconds(1))
+    /// A hundred and twenty intervals: a runner that has not looked again by then is not retrying.
+    static let retry: Duration = Bound.scaled(.milliseconds(600))
 
     /// How long a child process watches for a forbidden `start()` that correct code never makes.
     static let quietPeriod: Duration = Bound.scaled(.milliseconds(100))
@@ -119,7 +119,7 @@ final class ConcurrentProbe: Operation, @unchecked Sendable {  // its state live
         state.withValue { $0.executing = true }
         didChangeValue(forKey: "isExecuting")
         Thread.detachNewThread { [self] in
-            release.wait()
+            release.wait(timeout: Bound.standard * 3)  // only the spec ends the work
             finish()
         }
     }

@@ -73,8 +73,8 @@ enum Misuse {
 
 @Suite("The runner prevents the start() misuses that stop a program")
 struct ProgrammerErrorTests {
-    // start() on an operation that is not ready stops the program (SIGILL on Linux, an exception
-    // on macOS). Check isReady first; if it is false, retry later, and do run it once it is ready.
+    // Look at ManualRunner.run(_:) and perform(_:): what they do with an operation whose
+    // dependency has not finished, and later, once it has. Lesson: "Retrying with a timer".
     // Covers: C27, C28, C31
     @Test("handed an operation that is not ready, the runner neither crashes nor gives up")
     func notReady() async {
@@ -90,8 +90,8 @@ struct ProgrammerErrorTests {
         }
     }
 
-    // start() on an operation that is already executing stops the program. Check isExecuting
-    // (and isFinished) before calling start(); someone else has already started it.
+    // Look at the checks at the top of ManualRunner.perform(_:): an operation another thread
+    // already started. Lesson: "Starting by hand".
     // Covers: C28
     @Test("handed an operation that is already executing, the runner does not start it again")
     func alreadyExecuting() async {
@@ -106,8 +106,8 @@ struct ProgrammerErrorTests {
         }
     }
 
-    // A queue owns the operations in it: start() on one of them by hand stops the program.
-    // The runner remembers what it put in a queue and leaves it to the queue.
+    // Look at ManualRunner.enqueue(_:on:) and perform(_:): what the runner knows about the
+    // operations it gave to a queue. Lesson: "Who owns an operation".
     // Covers: C34
     @Test("the runner does not start by hand an operation that sits in a queue")
     func queuedIsLeftToTheQueue() async {
@@ -122,8 +122,8 @@ struct ProgrammerErrorTests {
         }
     }
 
-    // Adding an operation that was started by hand (executing or finished) to a queue stops the
-    // program. enqueue(_:on:) must refuse it and return false.
+    // Look at ManualRunner.enqueue(_:on:): an operation the runner has already started.
+    // Lesson: "Who owns an operation".
     // Covers: C34
     @Test("the runner does not put in a queue an operation it started by hand")
     func startedIsNotQueued() async {

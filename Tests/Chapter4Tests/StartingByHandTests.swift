@@ -36,9 +36,8 @@ struct StartingByHandTests {
         return seen
     }
 
-    // A non-concurrent operation has no thread of its own: its start() runs main() where it is
-    // called. A concurrent one brings its own: start() launches the work and returns. Either way,
-    // perform(_:) calls start() on the calling thread and does not wait for the work.
+    // Look at the two branches of ManualRunner.perform(_:), one per kind of operation.
+    // Lessons: "Starting by hand", "The listing and its oddity".
     // Covers: C26, C30
     @Test(
         "perform(_:) starts a ready operation on the calling thread, and waits only for a non-concurrent one",
@@ -94,83 +93,6 @@ struct StartingByHandTests {
         await waitUntil("the operation to finish") { operation.isFinished }
     }
 
-    /// When the non-concurrent operation handed to `run(_:)` becomes ready.
-    enum Readiness: String, CaseIterable, CustomTestStringConvertible, Sendable {
-        case now = "ready when handed over"
-        case later = "ready only after its dependency finished, next to another waiting operation"
-
-        var testDescription: String { rawValue }
-    }
-
-    // run(_:) promises never to block its caller, and its retries share one timer queue. A
-    // non-concurrent operation runs its whole work inside start(): start it on a thread of its
-    // own, neither on the caller's thread nor on the thread the retries run on.
-    // Covers: C30, C31
-    @Test(
-        "run(_:) gives a non-concurrent operation a thread of its own", arguments: Readiness.allCases)
-    func runGivesNonConcurrentItsOwnThread(readiness: Readiness) async {
-        let runner = ManualRunner(retryInterval: Chapter4Bound.retryInterval)
-        let release = Gate("the slow operation's work may end")
-        let slow = ProbeOperation(work: { release.wait() })
-        defer { release.open() }
-        switch readiness {
-        case .now:
-            let caller = Protected<ObjectIdentifier?>(nil)
-            let returned = Gate("run(_:) returned")
-            Thread.detachNewThread {
-                caller.withValue { $0 = currentThreadIdentity() }
-                runner.run(slow)
-                returned.open()
-            }
-            let ranOnCaller = { slow.ranOn != nil && slow.ranOn == caller.value }
-            await waitUntil(
-                "run(_:) to return while the operation's work was still running",
-                hint: """
-                    run(_:) started the non-concurrent operation on the thread that called it, \
-                    which then waits for the whole work. Give it a thread of its own. \
-                    \(lesson.see("Starting by hand"))
-                    """,
-                givingUpWhen: { ranOnCaller() ? "its work ran on the thread that called run(_:)" : nil }
-            ) { returned.isOpen }
-            await waitUntil("the operation's work to begin after run(_:)") { slow.runCount == 1 }
-        case .later:
-            let slowDependency = BlockOperation {}
-            let otherDependency = BlockOperation {}
-            let other = ProbeOperation()
-            slow.addDependency(slowDependency)
-            other.addDependency(otherDependency)
-            runner.run(slow)
-            runner.run(other)
-            slowDependency.start()
-            let began = await waitUntil(
-                "the runner to start the slow operation once its dependency finished",
-                timeout: Chapter4Bound.retry,
-                hint: """
-                    Nothing retried it. A Timer fires only while the run loop of the thread that \
-                    scheduled it runs. Keep one retry going for each waiting operation. \
-                    \(lesson.see("Retrying with a timer"))
-                    """
-            ) { slow.runCount == 1 }
-            guard began else { return }
-            otherDependency.start()
-            await waitUntil(
-                "the other operation to start while the slow one's work was still running",
-                timeout: Chapter4Bound.retry,
-                hint: """
-                    The slow operation's work holds the thread the retries run on, so no other \
-                    operation is retried until it ends. Start a retried non-concurrent operation \
-                    on a thread of its own. \(lesson.see("Retrying with a timer"))
-                    """
-            ) { other.isFinished }
-        }
-        release.open()
-        await waitUntil("the slow operation to finish once its work was released") { slow.isFinished }
-        #expect(
-            slow.startCount == 1,
-            "The operation's start() was called \(slow.startCount) times; it should be called once. \(lesson.see("Starting by hand"))"
-        )
-    }
-
     /// The kinds of cancelled operation handed to the runner.
     enum CancelledKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case nonConcurrent = "a cancelled non-concurrent operation"
@@ -180,8 +102,8 @@ struct StartingByHandTests {
         var testDescription: String { rawValue }
     }
 
-    // Listing 2-8 marks the runner finished instead of the operation. Only the operation's own
-    // start() can move it to finished: call start() on a cancelled operation; it skips the work.
+    // Look at the cancelled branch of ManualRunner.perform(_:): which object it marks finished.
+    // Lesson: "Cancelled operations".
     // Covers: C29, C32
     @Test(
         "a cancelled operation is moved to finished without running its work",

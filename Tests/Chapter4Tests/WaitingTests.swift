@@ -21,9 +21,8 @@ struct WaitingTests {
     /// a small share of a core.
     static let allowedCPU: Duration = Bound.scaled(.milliseconds(15))
 
-    // `while !operation.isFinished {}` keeps a core at 100% for as long as the operation runs, and
-    // a loop that sleeps between reads wakes up again and again for nothing. Block instead:
-    // waitUntilFinished() (or a completion signal) sleeps until the operation has finished.
+    // Look at ManualRunner.wait(for:): what the thread does while the operation runs.
+    // Lesson: "Waiting without spinning".
     // Covers: C33
     @Test("wait(for:) sleeps until the operation finishes instead of polling isFinished")
     func waitingDoesNotPoll() async {
