@@ -114,8 +114,8 @@ struct RetryingTests {
             runner.run(operation)
             await waitUntil("the runner to run the ready operation") { operation.isFinished }
             await waitUntil("the runner to be done with the operation") { runner.waitingCount == 0 }
+            runner.perform(operation)  // first: a start() it makes happens before it returns
             runner.run(operation)
-            runner.perform(operation)
         }
         let settled = await waitUntil(
             "the runner to run the operation and stop retrying it",
