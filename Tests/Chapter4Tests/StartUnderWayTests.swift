@@ -3,11 +3,13 @@ import Foundation
 import KataTestSupport
 import Testing
 
-/// These specs hold a start() or a work at a gate on whatever thread the runner chose. Where a
-/// runner chooses Dispatch's worker threads, several held at once starve the test process (see
-/// Tests/PLATFORM.md), so they run one at a time.
-@Suite("A start that is still under way holds up no one else and is never repeated", .serialized)
-struct StartUnderWayTests {
+// The specs below hold a start() or a work at a gate on whatever thread the runner chose. Where
+// a runner chooses Dispatch's worker threads, three held at once stall the whole test process for
+// a second or more (see Tests/PLATFORM.md), so each suite runs its cases one at a time and at
+// most two are held together.
+
+@Suite("A non-concurrent operation handed to run(_:) holds up no one", .serialized)
+struct OwnThreadTests {
     /// When the non-concurrent operation handed to `run(_:)` becomes ready.
     enum Readiness: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case now = "ready when handed over"
@@ -84,6 +86,10 @@ struct StartUnderWayTests {
         )
     }
 
+}
+
+@Suite("An operation handed over by two threads at once is started once", .serialized)
+struct RivalsTests {
     /// The two threads that hand the same operation to the runner at the same moment.
     enum Rivals: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case twoCallers = "two threads call perform(_:)"
