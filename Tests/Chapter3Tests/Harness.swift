@@ -177,7 +177,7 @@ final class Pause: @unchecked Sendable {  // `state` is only touched under `cond
 
     /// Blocks until opened or interrupted; gives up after a bound that outlasts every wait in a spec.
     func wait() -> Outcome {
-        let deadline = Date.now.addingTimeInterval((Bound.standard * 2).inSeconds)
+        let deadline = Date.now.addingTimeInterval((Bound.standard * 2).timeInterval)
         return condition.withLock {
             while !state.opened && !state.interrupted {
                 if !condition.wait(until: deadline) { return .timedOut }
@@ -258,7 +258,7 @@ final class TracedGreeting: GreetingOperation, @unchecked Sendable {  // every s
         guard waitsForQuickWork, !work.isCurrent else { return }
         let ended = DispatchSemaphore(value: 0)
         work.queue.async { ended.signal() }
-        _ = ended.wait(timeout: .now() + Bound.scaled(.milliseconds(300)).inSeconds)
+        _ = ended.wait(timeout: .now() + Bound.scaled(.milliseconds(300)).timeInterval)
     }
 
     /// Cancels, then ends the pause, as a cancellable request would.
@@ -451,13 +451,5 @@ final class Settle: Sendable {
             return start!
         }
         return ContinuousClock.now - first > grace
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, for Foundation and Dispatch deadlines.
-    var inSeconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

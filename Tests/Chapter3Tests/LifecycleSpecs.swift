@@ -31,10 +31,7 @@ struct WholeLifeEndsFinished {
 enum WholeLife {
     /// Runs three greetings to the end; returns 0, or the code of the first that never finished.
     static func run() -> Int32 {
-        Thread.detachNewThread {
-            Thread.sleep(forTimeInterval: Bound.standard.inSeconds)
-            exit(3)
-        }
+        exitIfStillRunning(after: Bound.standard, status: 3)
         let started = TracedGreeting(trace: Recorder(), pause: Pause(open: true))
         started.start()
         guard settles({ started.isFinished }) else { return 4 }
@@ -53,13 +50,8 @@ enum WholeLife {
         return 0
     }
 
-    /// Polls `condition` until it holds or a bound passes; a greeting whose pause is open ends at once.
+    /// Whether `condition` comes true soon; a greeting whose pause is open ends at once.
     private static func settles(_ condition: () -> Bool) -> Bool {
-        let deadline = ContinuousClock.now + Bound.scaled(.milliseconds(400))
-        while !condition() {
-            if ContinuousClock.now >= deadline { return false }
-            Thread.sleep(forTimeInterval: 0.001)
-        }
-        return true
+        KataTestSupport.settles(within: Bound.scaled(.milliseconds(400)), condition)
     }
 }

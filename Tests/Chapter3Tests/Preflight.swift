@@ -69,10 +69,7 @@ enum Preflight {
 
     /// Takes greetings through every path the specs use, without judging the outcome; 3 if it hangs.
     static func trialRun() -> Int32 {
-        Thread.detachNewThread {
-            Thread.sleep(forTimeInterval: Bound.standard.inSeconds)
-            exit(3)
-        }
+        exitIfStillRunning(after: Bound.standard, status: 3)
         let queue = makeQueue()
         let byHand = TracedGreeting(trace: Recorder(), pause: Pause(open: true))
         byHand.start()
@@ -102,9 +99,6 @@ enum Preflight {
 
     /// Gives `condition` a short while to come true, whatever the outcome.
     private static func briefly(_ condition: () -> Bool) {
-        let deadline = ContinuousClock.now + Bound.scaled(.milliseconds(100))
-        while !condition() && ContinuousClock.now < deadline {
-            Thread.sleep(forTimeInterval: 0.001)
-        }
+        _ = settles(within: Bound.scaled(.milliseconds(100)), condition)
     }
 }

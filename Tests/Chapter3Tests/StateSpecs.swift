@@ -140,7 +140,7 @@ struct StateIsOneCriticalSection {
                 returned.signal()
             }
             // A reader that waits for the state's lock cannot return yet; that is fine too.
-            _ = returned.wait(timeout: .now() + Bound.scaled(.milliseconds(100)).inSeconds)
+            _ = returned.wait(timeout: .now() + Bound.scaled(.milliseconds(100)).timeInterval)
         }
         defer { greeting.pause.open() }
         target.withValue { $0 = greeting }

@@ -83,17 +83,6 @@ final class Watch: Sendable {
     }
 }
 
-/// Blocks until `condition` holds or `timeout` passes; returns whether it held. For scenarios,
-/// which run synchronously in a child process.
-func settles(within timeout: Duration, _ condition: () -> Bool) -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while !condition() {
-        if ContinuousClock.now >= deadline { return false }
-        Thread.sleep(forTimeInterval: 0.001)
-    }
-    return true
-}
-
 /// Where the child process of scenario `name` leaves its last words for the spec that ran it.
 ///
 /// An exit test that fails returns nothing to the spec, not even the child's output, so the

@@ -88,15 +88,33 @@ public func blockUntil(
     sourceLocation: SourceLocation = #_sourceLocation,
     _ condition: () -> Bool
 ) -> Bool {
+    if settles(within: timeout, condition) { return true }
+    recordTimeout(event(), timeout, hint(), sourceLocation)
+    return false
+}
+
+/// Blocks until `condition` holds or `timeout` passes, recording nothing; returns whether it held.
+///
+/// For synchronous code whose outcome another party judges, such as an exit test's child
+/// process, which reports through its exit status.
+public func settles(within timeout: Duration, _ condition: () -> Bool) -> Bool {
     let deadline = ContinuousClock.now + timeout
     while !condition() {
-        if ContinuousClock.now >= deadline {
-            recordTimeout(event(), timeout, hint(), sourceLocation)
-            return false
-        }
+        if ContinuousClock.now >= deadline { return false }
         Thread.sleep(forTimeInterval: 0.001)
     }
     return true
+}
+
+/// Ends the process with `status` if it is still running after `timeout`.
+///
+/// An exit test's child calls it first, so that code which deadlocks is reported through the
+/// exit status instead of hanging the spec: exit tests have no time limit of their own.
+public func exitIfStillRunning(after timeout: Duration, status: Int32) {
+    Thread.detachNewThread {
+        Thread.sleep(forTimeInterval: timeout.timeInterval)
+        exit(status)
+    }
 }
 
 private func recordTimeout(

@@ -91,7 +91,7 @@ public final class Pacer: @unchecked Sendable {  // `state` is only touched unde
 
 extension Duration {
     /// The duration in seconds, as Foundation's time intervals count them.
-    var timeInterval: TimeInterval {
+    public var timeInterval: TimeInterval {
         let (seconds, attoseconds) = components
         return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
     }
