@@ -223,18 +223,8 @@ func attempt(
         let plan: BuildPlan
     }
     let box = Box(plan: plan)
-    let outcome = Protected<Result<Void, BuildError>?>(nil)
-    let thread = Thread {
-        do throws(BuildError) {
-            try box.plan.start()
-            outcome.withValue { $0 = .success(()) }
-        } catch {
-            outcome.withValue { $0 = .failure(error) }
-        }
-    }
-    thread.start()
-    let returned = await waitUntil(
-        "BuildPlan.start() to return or throw",
+    return await callOnItsOwnThread(
+        "BuildPlan.start()",
         timeout: timeout,
         hint: """
             start() is stuck. A step wired to itself (addDependency(self)) deadlocks on Linux: \
@@ -242,8 +232,14 @@ func attempt(
             \(lesson.see("Refuse cycles before you enqueue"))
             """,
         sourceLocation: sourceLocation
-    ) { outcome.value != nil }
-    return returned ? outcome.value : nil
+    ) { () -> Result<Void, BuildError> in
+        do throws(BuildError) {
+            try box.plan.start()
+            return .success(())
+        } catch {
+            return .failure(error)
+        }
+    }
 }
 
 /// The spec stopped because `BuildPlan.start()` never returned; the issue is already recorded.

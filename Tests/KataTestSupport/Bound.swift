@@ -128,3 +128,29 @@ private func record(_ message: String, _ hint: String, _ sourceLocation: SourceL
     let text = hint.isEmpty ? message : message + "\n" + hint
     Issue.record(Comment(rawValue: text), sourceLocation: sourceLocation)
 }
+
+/// Runs `body` on a thread of its own and waits, suspending and bounded, until it returns.
+///
+/// For a call into learner code that may block for good (a lock held across a wait, a
+/// deadlock): blocked, it holds that thread only, never one of the few threads that every async
+/// spec of the run shares. The spec must not touch what `body` may still hold afterwards.
+///
+/// - Returns: What `body` returned, or nil after recording an issue naming `call` if it never did.
+public func callOnItsOwnThread<Value: Sendable>(
+    isolation: isolated (any Actor)? = #isolation,
+    _ call: @autoclosure () -> String,
+    timeout: Duration = Bound.standard,
+    hint: @autoclosure () -> String = "",
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: @escaping @Sendable () -> Value
+) async -> Value? {
+    let outcome = Protected<Value?>(nil)
+    Thread.detachNewThread {
+        let value = body()
+        outcome.withValue { $0 = value }
+    }
+    let returned = await waitUntil(
+        "\(call()) to return", timeout: timeout, hint: hint(), sourceLocation: sourceLocation
+    ) { outcome.value != nil }
+    return returned ? outcome.value : nil
+}
