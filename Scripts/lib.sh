@@ -163,7 +163,7 @@ kata_race_summary() {
     local kind places
     kind=$(grep -m1 "WARNING: ThreadSanitizer" "$2" | sed 's/.*WARNING: ThreadSanitizer: //; s/ (pid=.*//')
     places=$(awk '/WARNING: ThreadSanitizer/ { n++ } n == 1' "$2" |
-        grep -oE "(Chapters|Solutions)/Chapter$1/[^ :]+:[0-9]+" | awk '!seen[$0]++' | head -2 | tr '\n' ' ')
+        grep -oE "(Chapters|Solutions)/Chapter$1/[^ :]+:[0-9]+" | awk '!seen[$0]++' | head -2 | sed '2s/^/and /' | paste -sd ' ' -)
     printf 'ThreadSanitizer: %s%s' "${kind:-a data race}" "${places:+, at $places}"
 }
 
