@@ -5,12 +5,13 @@ import PackageDescription
 // reference (`Solutions/ChapterN`) when KATA_SOLUTIONS=1, and from any folder inside the
 // package when KATA_CHAPTERN_SOURCES names one (the scripts use this for mutants, controls and
 // pristine starters). KATA_CHAPTER=3 (or 3,5) builds only those chapters, so that a chapter
-// that does not compile cannot stop another chapter's specs.
+// that does not compile cannot stop another chapter's specs; a chapter being written is built
+// only when named this way, until it joins the list below.
 let environment = Context.environment
 let allChapters = 1...9
 let chapters =
     environment["KATA_CHAPTER"].map { list in
-        list.split(separator: ",").compactMap { Int($0) }.filter(allChapters.contains)
+        list.split(separator: ",").compactMap { Int($0) }.filter { $0 > 0 }
     } ?? Array(allChapters)
 let useSolutions = environment["KATA_SOLUTIONS"] == "1"
 
