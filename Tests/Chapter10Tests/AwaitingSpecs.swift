@@ -1,0 +1,145 @@
+import Chapter10
+import Foundation
+import KataTestSupport
+import Testing
+
+/// What an export should have produced for `name`.
+private func rendered(_ name: String) -> Export {
+    Export(name: name, bytes: Studio.size(of: name))
+}
+
+@Suite("export(_:) suspends until its operation has finished, without holding a thread")
+struct AwaitingSpecs {
+    // Look at `Exporter.export(_:)`: how does it wait for its operation? Lesson: "Suspending,
+    // not blocking" and "Reading the result".
+    // Covers: C68, C72
+    @Test("while its operation waits, the awaiting thread is free; then export returns the render")
+    func exportAwaitsWithoutHoldingItsThread() async {
+        let studio = Studio()
+        let exporter = Exporter(renderer: studio)
+        exporter.queue.isSuspended = true
+        let thread = OneThread()
+        let call = Call(exporter, "cover", on: thread)
+        defer { exporter.queue.isSuspended = false }
+        guard
+            await waitUntil(
+                "export(\"cover\") to add its operation to the export queue", timeout: patience,
+                hint: lesson.see("Suspending, not blocking"),
+                givingUpWhen: { call.isOver ? "\(call.described) first" : nil },
+                { exporter.queue.operationCount == 1 })
+        else { return }
+        let free = await thread.isFree(within: Bound.scaled(.milliseconds(150)))
+        #expect(
+            free,
+            """
+            While the operation of cover waited in the queue, no other task could run on the thread that \
+            export("cover") was called from: export(_:) blocked it until the operation finished. \
+            An async function suspends instead; a blocked cooperative thread is one of a few.
+            \(lesson.see("Suspending, not blocking"))
+            """)
+        #expect(
+            !call.isOver,
+            """
+            \(call.described) while its operation was still waiting in the queue: the result was read \
+            before the operation had run.
+            \(lesson.see("Reading the result"))
+            """)
+        exporter.queue.isSuspended = false
+        guard
+            await waitUntil(
+                "export(\"cover\") to return once its operation finished", timeout: patience,
+                hint: lesson.see("Resuming on every path"), { call.isOver })
+        else { return }
+        #expect(
+            (try? call.result?.get()) == rendered("cover"),
+            "Expected export(\"cover\") to return \(rendered("cover")), but \(call.described). \(lesson.see("Reading the result"))"
+        )
+    }
+
+    // Look at what `Exporter.export(_:)` does when the render throws. Lesson: "Resuming on
+    // every path".
+    // Covers: C68, C69
+    @Test("a render that fails makes export throw its error, without holding the thread meanwhile")
+    func failedExportThrowsItsError() async {
+        let studio = Studio(failing: ["scan"])
+        let exporter = Exporter(renderer: studio)
+        exporter.queue.isSuspended = true
+        let thread = OneThread()
+        let call = Call(exporter, "scan", on: thread)
+        defer { exporter.queue.isSuspended = false }
+        guard
+            await waitUntil(
+                "export(\"scan\") to add its operation to the export queue", timeout: patience,
+                givingUpWhen: { call.isOver ? "\(call.described) first" : nil },
+                { exporter.queue.operationCount == 1 })
+        else { return }
+        let free = await thread.isFree(within: Bound.scaled(.milliseconds(150)))
+        #expect(
+            free,
+            """
+            While the operation of scan waited in the queue, no other task could run on the thread that \
+            export("scan") was called from: export(_:) blocked it.
+            \(lesson.see("Suspending, not blocking"))
+            """)
+        exporter.queue.isSuspended = false
+        guard
+            await waitUntil(
+                "export(\"scan\") to throw the render's error",
+                timeout: patience,
+                hint: """
+                    The operation finished with a failure, but nothing resumed the awaiting \
+                    task: it waits for good. \(lesson.see("Resuming on every path"))
+                    """,
+                { call.isOver })
+        else { return }
+        guard case .failure(let error)? = call.result else {
+            Issue.record("Expected export(\"scan\") to throw, but \(call.described). \(lesson.see("Resuming on every path"))")
+            return
+        }
+        #expect(
+            error as? ExportError == .unreadable("scan"),
+            "Expected the render's error, ExportError.unreadable(\"scan\"), but \(call.described). \(lesson.see("Resuming on every path"))"
+        )
+    }
+
+    // Look at where `Exporter.export(_:)` keeps what it waits for: each call must have its own.
+    // Lesson: "Reading the result".
+    // Covers: C68, C72
+    @Test("two exports awaited from one thread at once each get their own operation's result")
+    func concurrentExportsGetTheirOwnResults() async {
+        let studio = Studio()
+        let exporter = Exporter(renderer: studio)
+        exporter.queue.isSuspended = true
+        let thread = OneThread()
+        let front = Call(exporter, "front", on: thread)
+        let back = Call(exporter, "back", on: thread)
+        defer { exporter.queue.isSuspended = false }
+        guard
+            await waitUntil(
+                "both exports, front and back, to add their operations while both await",
+                timeout: patience,
+                hint: """
+                    The export queue holds \(exporter.queue.operationCount) operation(s). Both \
+                    calls come from one thread: the second can only start if the first gave the \
+                    thread up while it waits. \(lesson.see("Suspending, not blocking"))
+                    """,
+                givingUpWhen: { front.isOver || back.isOver ? "\(front.described), \(back.described)" : nil },
+                { exporter.queue.operationCount == 2 })
+        else { return }
+        exporter.queue.isSuspended = false
+        guard
+            await waitUntil(
+                "both exports to return once their operations finished", timeout: patience,
+                hint: "\(front.described), \(back.described). \(lesson.see("Resuming on every path"))",
+                { front.isOver && back.isOver })
+        else { return }
+        #expect(
+            (try? front.result?.get()) == rendered("front") && (try? back.result?.get()) == rendered("back"),
+            """
+            Expected export("front") to return \(rendered("front")) and export("back") to return \
+            \(rendered("back")), but \(front.described) and \(back.described). Each call awaits \
+            its own operation and reads its result from that operation.
+            \(lesson.see("Reading the result"))
+            """)
+    }
+}

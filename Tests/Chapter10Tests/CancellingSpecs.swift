@@ -1,0 +1,157 @@
+import Chapter10
+import Foundation
+import KataTestSupport
+import Testing
+
+/// Cancellation scenarios; each runs in a child process.
+///
+/// A continuation resumed twice stops the program, and one never resumed strands its task, so
+/// no spec lets either happen in the test process. The child waits a bounded time for what
+/// correct code does, then exits with a failure and says what it saw; it returns normally when
+/// all went well.
+enum CancellingScenario {
+    /// Waits, suspending, until `condition` holds or the scenario's patience runs out.
+    private static func within(_ condition: () -> Bool) async -> Bool {
+        await comesTrue(within: patience, condition)
+    }
+
+    /// Checks that `call` threw `CancellationError` and that nothing was rendered.
+    private static func expectCancelled(_ scenario: String, _ call: Call, _ studio: Studio) async {
+        guard await within({ call.isOver }) else {
+            fail(
+                scenario,
+                """
+                export("\(call.name)") never returned (waited \(patience.seconds) s): its \
+                operation finished cancelled, and nothing resumed the awaiting task. A cancelled \
+                operation still finishes and runs its completion block; resume there too.
+                """)
+        }
+        guard case .failure(let error)? = call.result, error is CancellationError else {
+            fail(scenario, "Expected export(\"\(call.name)\") to throw CancellationError, but \(call.described).")
+        }
+        guard studio.renders.count == 0 else {
+            fail(scenario, "export(\"\(call.name)\") was cancelled, yet the studio rendered \(studio.renders.timeline).")
+        }
+    }
+
+    /// Someone cancels the queue's operations before the export's operation started.
+    static func operationCancelled() async {
+        exitIfStillRunning(after: patience * 4, status: EXIT_FAILURE)
+        let studio = Studio()
+        let exporter = Exporter(renderer: studio)
+        exporter.queue.isSuspended = true
+        let call = Call(exporter, "poster", on: OneThread())
+        guard await within({ exporter.queue.operationCount == 1 }) else {
+            fail("operationCancelled", "export(\"poster\") added no operation to the export queue; \(call.described).")
+        }
+        exporter.queue.cancelAllOperations()
+        exporter.queue.isSuspended = false
+        await expectCancelled("operationCancelled", call, studio)
+    }
+
+    /// The task awaiting an export is cancelled while its operation waits in the queue.
+    static func taskCancelled() async {
+        exitIfStillRunning(after: patience * 4, status: EXIT_FAILURE)
+        let studio = Studio()
+        let exporter = Exporter(renderer: studio)
+        exporter.queue.isSuspended = true
+        let call = Call(exporter, "banner", on: OneThread())
+        guard await within({ exporter.queue.operationCount == 1 }) else {
+            fail("taskCancelled", "export(\"banner\") added no operation to the export queue; \(call.described).")
+        }
+        let operation = exporter.queue.operations.first
+        call.cancel()
+        guard await within({ operation?.isCancelled == true }) else {
+            exporter.queue.isSuspended = false
+            fail(
+                "taskCancelled",
+                """
+                The task awaiting export("banner") was cancelled, but its operation was not \
+                (waited \(patience.seconds) s): the render would still run for nobody. Forward \
+                the task's cancellation to the operation.
+                """)
+        }
+        exporter.queue.isSuspended = false
+        await expectCancelled("taskCancelled", call, studio)
+    }
+
+    /// A task that is already cancelled calls export.
+    static func alreadyCancelled() async {
+        exitIfStillRunning(after: patience * 4, status: EXIT_FAILURE)
+        let studio = Studio()
+        let exporter = Exporter(renderer: studio)
+        let call = Call(exporter, "thumbnail", on: OneThread(), cancelledFirst: true)
+        await expectCancelled("alreadyCancelled", call, studio)
+        _ = await within({ exporter.queue.operationCount == 0 })
+        guard studio.renders.count == 0 else {
+            fail(
+                "alreadyCancelled",
+                """
+                export("thumbnail") was called from a task that was already cancelled, yet the \
+                studio rendered \(studio.renders.timeline) afterwards.
+                """)
+        }
+    }
+}
+
+@Suite("Cancelling the awaiting task cancels the operation, and every path resumes once")
+struct CancellingSpecs {
+    // Look at what `Exporter.export(_:)` resumes with when its operation finishes without a
+    // result. Lesson: "Resuming on every path".
+    // Covers: C69, C70
+    @Test("an operation cancelled before it started still ends the export, with CancellationError")
+    func operationCancelledBeforeStartEndsTheExport() async {
+        forget("operationCancelled")
+        await #expect(
+            processExitsWith: .success,
+            """
+            The export queue's operations were cancelled before the export's operation started: \
+            expected export(_:) to throw CancellationError, without rendering and without \
+            stopping the program.
+            \(lesson.see("Resuming on every path"))
+            """
+        ) {
+            await CancellingScenario.operationCancelled()
+        }
+        explain("operationCancelled")
+    }
+
+    // Look at what `Exporter.export(_:)` does when the task that awaits it is cancelled.
+    // Lesson: "Forwarding cancellation".
+    // Covers: C70, C71
+    @Test("cancelling the awaiting task cancels the queued operation; export throws CancellationError")
+    func cancellingTheTaskCancelsTheOperation() async {
+        forget("taskCancelled")
+        await #expect(
+            processExitsWith: .success,
+            """
+            The task awaiting export(_:) was cancelled while its operation waited in the queue: \
+            expected the operation cancelled, nothing rendered, CancellationError thrown once, \
+            and the program still running.
+            \(lesson.see("Forwarding cancellation"))
+            """
+        ) {
+            await CancellingScenario.taskCancelled()
+        }
+        explain("taskCancelled")
+    }
+
+    // Look at what `Exporter.export(_:)` does when its task is cancelled before it even
+    // enqueues the operation. Lesson: "Forwarding cancellation".
+    // Covers: C70, C71
+    @Test("export from a task that is already cancelled renders nothing and throws CancellationError")
+    func alreadyCancelledTaskRendersNothing() async {
+        forget("alreadyCancelled")
+        await #expect(
+            processExitsWith: .success,
+            """
+            export(_:) was called from a task that was already cancelled: expected \
+            CancellationError, nothing rendered, and the program still running.
+            \(lesson.see("Forwarding cancellation"))
+            """
+        ) {
+            await CancellingScenario.alreadyCancelled()
+        }
+        explain("alreadyCancelled")
+    }
+}
