@@ -93,7 +93,8 @@ struct AwaitingSpecs {
                 { call.isOver })
         else { return }
         guard case .failure(let error)? = call.result else {
-            Issue.record("Expected export(\"scan\") to throw, but \(call.described). \(lesson.see("Resuming on every path"))")
+            Issue.record(
+                "Expected export(\"scan\") to throw, but \(call.described). \(lesson.see("Resuming on every path"))")
             return
         }
         #expect(

@@ -15,6 +15,16 @@ enum CancellingScenario {
         await comesTrue(within: patience, condition)
     }
 
+    /// Gives the end of `operation` a short window to run before the scenario returns.
+    ///
+    /// The completion block may resume the caller a second time after the caller already
+    /// returned; that stops the program, but only if the child is still running then. The
+    /// window closes early once Foundation has let go of the operation, which it does after
+    /// its completion block returned.
+    private static func letItsEndRun(_ operation: () -> Operation?) async {
+        _ = await comesTrue(within: Bound.scaled(.milliseconds(150))) { operation() == nil }
+    }
+
     /// Checks that `call` threw `CancellationError` and that nothing was rendered.
     private static func expectCancelled(_ scenario: String, _ call: Call, _ studio: Studio) async {
         guard await within({ call.isOver }) else {
@@ -30,7 +40,9 @@ enum CancellingScenario {
             fail(scenario, "Expected export(\"\(call.name)\") to throw CancellationError, but \(call.described).")
         }
         guard studio.renders.count == 0 else {
-            fail(scenario, "export(\"\(call.name)\") was cancelled, yet the studio rendered \(studio.renders.timeline).")
+            fail(
+                scenario,
+                "export(\"\(call.name)\") was cancelled, yet the studio rendered \(studio.renders.timeline).")
         }
     }
 
@@ -44,9 +56,11 @@ enum CancellingScenario {
         guard await within({ exporter.queue.operationCount == 1 }) else {
             fail("operationCancelled", "export(\"poster\") added no operation to the export queue; \(call.described).")
         }
+        weak let operation = exporter.queue.operations.first
         exporter.queue.cancelAllOperations()
         exporter.queue.isSuspended = false
         await expectCancelled("operationCancelled", call, studio)
+        await letItsEndRun { operation }
     }
 
     /// The task awaiting an export is cancelled while its operation waits in the queue.
@@ -59,7 +73,7 @@ enum CancellingScenario {
         guard await within({ exporter.queue.operationCount == 1 }) else {
             fail("taskCancelled", "export(\"banner\") added no operation to the export queue; \(call.described).")
         }
-        let operation = exporter.queue.operations.first
+        weak let operation = exporter.queue.operations.first
         call.cancel()
         guard await within({ operation?.isCancelled == true }) else {
             exporter.queue.isSuspended = false
@@ -73,6 +87,7 @@ enum CancellingScenario {
         }
         exporter.queue.isSuspended = false
         await expectCancelled("taskCancelled", call, studio)
+        await letItsEndRun { operation }
     }
 
     /// A task that is already cancelled calls export.
