@@ -28,7 +28,7 @@ enum CancellingScenario {
     /// Checks that `call` threw `CancellationError` and that nothing was rendered.
     private static func expectCancelled(_ scenario: String, _ call: Call, _ studio: Studio) async {
         guard await within({ call.isOver }) else {
-            fail(
+            LastWords.fail(
                 scenario,
                 """
                 export("\(call.name)") never returned (waited \(patience.seconds) s): its \
@@ -37,10 +37,11 @@ enum CancellingScenario {
                 """)
         }
         guard case .failure(let error)? = call.result, error is CancellationError else {
-            fail(scenario, "Expected export(\"\(call.name)\") to throw CancellationError, but \(call.described).")
+            LastWords.fail(
+                scenario, "Expected export(\"\(call.name)\") to throw CancellationError, but \(call.described).")
         }
         guard studio.renders.count == 0 else {
-            fail(
+            LastWords.fail(
                 scenario,
                 "export(\"\(call.name)\") was cancelled, yet the studio rendered \(studio.renders.timeline).")
         }
@@ -54,7 +55,8 @@ enum CancellingScenario {
         exporter.queue.isSuspended = true
         let call = Call(exporter, "poster", on: OneThread())
         guard await within({ exporter.queue.operationCount == 1 }) else {
-            fail("operationCancelled", "export(\"poster\") added no operation to the export queue; \(call.described).")
+            LastWords.fail(
+                "operationCancelled", "export(\"poster\") added no operation to the export queue; \(call.described).")
         }
         weak let operation = exporter.queue.operations.first
         exporter.queue.cancelAllOperations()
@@ -71,13 +73,14 @@ enum CancellingScenario {
         exporter.queue.isSuspended = true
         let call = Call(exporter, "banner", on: OneThread())
         guard await within({ exporter.queue.operationCount == 1 }) else {
-            fail("taskCancelled", "export(\"banner\") added no operation to the export queue; \(call.described).")
+            LastWords.fail(
+                "taskCancelled", "export(\"banner\") added no operation to the export queue; \(call.described).")
         }
         weak let operation = exporter.queue.operations.first
         call.cancel()
         guard await within({ operation?.isCancelled == true }) else {
             exporter.queue.isSuspended = false
-            fail(
+            LastWords.fail(
                 "taskCancelled",
                 """
                 The task awaiting export("banner") was cancelled, but its operation was not \
@@ -99,7 +102,7 @@ enum CancellingScenario {
         await expectCancelled("alreadyCancelled", call, studio)
         _ = await within({ exporter.queue.operationCount == 0 })
         guard studio.renders.count == 0 else {
-            fail(
+            LastWords.fail(
                 "alreadyCancelled",
                 """
                 export("thumbnail") was called from a task that was already cancelled, yet the \
@@ -116,7 +119,7 @@ struct CancellingSpecs {
     // Covers: C69, C70
     @Test("an operation cancelled before it started still ends the export, with CancellationError")
     func operationCancelledBeforeStartEndsTheExport() async {
-        forget("operationCancelled")
+        LastWords.forget("operationCancelled")
         await #expect(
             processExitsWith: .success,
             """
@@ -128,7 +131,7 @@ struct CancellingSpecs {
         ) {
             await CancellingScenario.operationCancelled()
         }
-        explain("operationCancelled")
+        LastWords.explain("operationCancelled")
     }
 
     // Look at what `Exporter.export(_:)` does when the task that awaits it is cancelled.
@@ -136,7 +139,7 @@ struct CancellingSpecs {
     // Covers: C70, C71
     @Test("cancelling the awaiting task cancels the queued operation; export throws CancellationError")
     func cancellingTheTaskCancelsTheOperation() async {
-        forget("taskCancelled")
+        LastWords.forget("taskCancelled")
         await #expect(
             processExitsWith: .success,
             """
@@ -148,7 +151,7 @@ struct CancellingSpecs {
         ) {
             await CancellingScenario.taskCancelled()
         }
-        explain("taskCancelled")
+        LastWords.explain("taskCancelled")
     }
 
     // Look at what `Exporter.export(_:)` does when its task is cancelled before it even
@@ -156,7 +159,7 @@ struct CancellingSpecs {
     // Covers: C70, C71
     @Test("export from a task that is already cancelled renders nothing and throws CancellationError")
     func alreadyCancelledTaskRendersNothing() async {
-        forget("alreadyCancelled")
+        LastWords.forget("alreadyCancelled")
         await #expect(
             processExitsWith: .success,
             """
@@ -167,6 +170,6 @@ struct CancellingSpecs {
         ) {
             await CancellingScenario.alreadyCancelled()
         }
-        explain("alreadyCancelled")
+        LastWords.explain("alreadyCancelled")
     }
 }

@@ -110,37 +110,3 @@ extension Result where Failure == any Error {
         do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }
-
-/// Where the child process of scenario `name` leaves its last words for the spec that ran it.
-///
-/// An exit test that fails returns nothing to the spec, not even the child's output, so the
-/// child writes what it saw to a file named after the parent process and the scenario.
-func wordsFile(_ name: String, parent: Int32) -> URL {
-    FileManager.default.temporaryDirectory.appendingPathComponent("kata-chapter10-\(parent)-\(name).txt")
-}
-
-/// Ends scenario `name`'s child process with a failure, saying what the scenario saw.
-func fail(_ name: String, _ message: String) -> Never {
-    try? Data(message.utf8).write(to: wordsFile(name, parent: getppid()))
-    exit(EXIT_FAILURE)
-}
-
-/// Records what scenario `name`'s child process saw before it failed, if it left words.
-func explain(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) {
-    let file = wordsFile(name, parent: getpid())
-    guard let words = try? String(contentsOf: file, encoding: .utf8) else { return }
-    try? FileManager.default.removeItem(at: file)
-    Issue.record(Comment(rawValue: "What happened: " + words), sourceLocation: sourceLocation)
-}
-
-/// Forgets words left by an earlier run of scenario `name`.
-func forget(_ name: String) {
-    try? FileManager.default.removeItem(at: wordsFile(name, parent: getpid()))
-}
-
-extension Duration {
-    /// The duration in seconds, for messages.
-    var seconds: String {
-        String(format: "%g", timeInterval)
-    }
-}

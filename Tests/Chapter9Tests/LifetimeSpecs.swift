@@ -12,14 +12,14 @@ enum LifetimeScenario {
         let first = Gate("the first report")
         let job = generator.generate("March", sections: ["sales"]) { _ in first.open() }
         guard first.wait(timeout: patience) else {
-            fail("regenerate", "The first report for March never arrived (waited \(patience.seconds) s).")
+            LastWords.fail("regenerate", "The first report for March never arrived (waited \(patience.seconds) s).")
         }
         let again = Gate("the second report")
         let second = generator.regenerate(job) { report in
             if report.title == "March" { again.open() }
         }
         guard again.wait(timeout: patience) else {
-            fail(
+            LastWords.fail(
                 "regenerate",
                 """
                 regenerate() returned, but no second report for March arrived (waited \
@@ -28,10 +28,10 @@ enum LifetimeScenario {
                 """)
         }
         guard second !== job else {
-            fail("regenerate", "regenerate() returned the finished job itself; expected a new one.")
+            LastWords.fail("regenerate", "regenerate() returned the finished job itself; expected a new one.")
         }
         guard ledger.loadCount(of: "March") == 2 else {
-            fail(
+            LastWords.fail(
                 "regenerate", "The ledger saw \(ledger.loads.timeline); a regenerated report loads its sections again.")
         }
     }
@@ -120,7 +120,7 @@ struct LifetimeSpecs {
     // Covers: C67
     @Test("regenerate() builds the report again with a new job, without stopping the program")
     func regenerateMakesANewJob() async {
-        forget("regenerate")
+        LastWords.forget("regenerate")
         await #expect(
             processExitsWith: .success,
             """
@@ -131,6 +131,6 @@ struct LifetimeSpecs {
         ) {
             LifetimeScenario.regenerate()
         }
-        explain("regenerate")
+        LastWords.explain("regenerate")
     }
 }

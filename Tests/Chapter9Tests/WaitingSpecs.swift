@@ -26,7 +26,7 @@ enum WaitingScenario {
             watch.add(digest, as: "the digest's job")
         }
         guard arrived.wait(timeout: patience) else {
-            fail(
+            LastWords.fail(
                 "digest",
                 """
                 The digest of January, February and March never arrived (waited \
@@ -37,11 +37,11 @@ enum WaitingScenario {
         let parts = delivered.value?.sections.map { "\($0.report)/\($0.name)" } ?? []
         let expected = ["January", "February", "March"].flatMap { ["\($0)/sales", "\($0)/costs"] }
         guard parts == expected else {
-            fail("digest", "The digest held the sections \(parts); expected \(expected), in that order.")
+            LastWords.fail("digest", "The digest held the sections \(parts); expected \(expected), in that order.")
         }
         let width = generator.queue.maxConcurrentOperationCount
         guard width == 1 else {
-            fail(
+            LastWords.fail(
                 "digest",
                 """
                 The digest arrived, but the ledger queue now runs \(width == -1 ? "any number of" : "\(width)") \
@@ -51,7 +51,7 @@ enum WaitingScenario {
         }
         let away = ledger.loads(awayFrom: generator.queue)
         guard away.isEmpty else {
-            fail(
+            LastWords.fail(
                 "digest",
                 """
                 The digest arrived, but the loads \(away) did not run on the ledger queue. The \
@@ -61,7 +61,7 @@ enum WaitingScenario {
         }
         delivered.withValue { $0 = nil }
         guard settles(within: patience, { watch.alive.isEmpty }) else {
-            fail(
+            LastWords.fail(
                 "digest",
                 """
                 The digest arrived, but its job was still in memory \(patience.seconds) s later, \
@@ -90,7 +90,7 @@ enum WaitingScenario {
             ledger.release("March")
             // Only to tell a deadlock from a long block: correct code never gets here.
             guard returned.wait(timeout: patience / 2) else {
-                fail(
+                LastWords.fail(
                     "refresh",
                     """
                     refresh(), called on the main queue, never returned, not even after the \
@@ -98,7 +98,7 @@ enum WaitingScenario {
                     queue to run. A deadlock.
                     """)
             }
-            fail(
+            LastWords.fail(
                 "refresh",
                 """
                 refresh(), called on the main queue, returned only once the report was built: \
@@ -108,7 +108,7 @@ enum WaitingScenario {
         let free = Gate("a block on the main queue")
         OperationQueue.main.addOperation { free.open() }
         guard free.wait(timeout: patience) else {
-            fail(
+            LastWords.fail(
                 "refresh",
                 """
                 refresh() returned, but the main queue stayed blocked while the report was being \
@@ -117,10 +117,11 @@ enum WaitingScenario {
         }
         ledger.release("March")
         guard appeared.wait(timeout: patience) else {
-            fail("refresh", "The report for March never appeared on the screen after it was built.")
+            LastWords.fail("refresh", "The report for March never appeared on the screen after it was built.")
         }
         guard shown.value == ["March"] else {
-            fail("refresh", "The screen showed \(shown.value); expected [\"March\"], shown from the main queue.")
+            LastWords.fail(
+                "refresh", "The screen showed \(shown.value); expected [\"March\"], shown from the main queue.")
         }
     }
 
@@ -131,7 +132,7 @@ enum WaitingScenario {
         let idle = Gate("flush on an idle generator")
         generator.flush { idle.open() }
         guard idle.wait(timeout: patience) else {
-            fail(
+            LastWords.fail(
                 "flush",
                 """
                 flush() on a generator with nothing to do never called back (waited \
@@ -152,7 +153,7 @@ enum WaitingScenario {
         guard called.wait(timeout: patience) else {
             ledger.release("February")
             let late = called.wait(timeout: patience)
-            fail(
+            LastWords.fail(
                 "flush",
                 late
                     ? """
@@ -166,7 +167,7 @@ enum WaitingScenario {
                     """)
         }
         guard flushed.value == true else {
-            fail("flush", "flush() called back while January, asked for before it, was still being built.")
+            LastWords.fail("flush", "flush() called back while January, asked for before it, was still being built.")
         }
         ledger.release("February")
     }
@@ -181,7 +182,7 @@ struct WaitingSpecs {
     // Covers: C62, C66
     @Test("a digest of three months arrives, although the ledger runs one operation at a time")
     func digestDoesNotWaitInsideItsQueue() async {
-        forget("digest")
+        LastWords.forget("digest")
         await #expect(
             processExitsWith: .success,
             """
@@ -193,7 +194,7 @@ struct WaitingSpecs {
         ) {
             WaitingScenario.digest()
         }
-        explain("digest")
+        LastWords.explain("digest")
     }
 
     // refresh() is called on the main queue. Read ReportScreen.refresh: does it wait, and does
@@ -201,7 +202,7 @@ struct WaitingSpecs {
     // Covers: C63
     @Test("refresh() returns at once on the main queue, and the report appears when it is built")
     func refreshLeavesTheMainQueueFree() async {
-        forget("refresh")
+        LastWords.forget("refresh")
         await #expect(
             processExitsWith: .success,
             """
@@ -212,7 +213,7 @@ struct WaitingSpecs {
         ) {
             WaitingScenario.refresh()
         }
-        explain("refresh")
+        LastWords.explain("refresh")
     }
 
     // flush() must call back once the reports asked for before it are built, without waiting
@@ -221,7 +222,7 @@ struct WaitingSpecs {
     // Covers: C64
     @Test("flush() calls back once earlier reports are built, not waiting for later ones")
     func flushWaitsForEarlierReportsOnly() async {
-        forget("flush")
+        LastWords.forget("flush")
         await #expect(
             processExitsWith: .success,
             """
@@ -232,6 +233,6 @@ struct WaitingSpecs {
         ) {
             WaitingScenario.flush()
         }
-        explain("flush")
+        LastWords.explain("flush")
     }
 }
