@@ -130,7 +130,7 @@ struct CancellationSpecs {
             }
         ) { call.done.value }
         #expect(
-            source.started == Array(names.prefix(3)),
+            source.started.sorted() == Array(names.prefix(3)),  // the batch starts in any order
             """
             After cancelAll() during the first batch, only that batch should ever have been \
             copied; copies started for \(source.started.joined(separator: ", ")). \
