@@ -19,6 +19,9 @@ public final class Exporter: Sendable {
     /// awaiting task, or the operation itself) before it rendered.
     public func export(_ name: String) async throws -> Export {
         let operation = ExportOperation(name: name, renderer: renderer)
+        // The operation is this call's own, so it runs at the class of the task that awaits it;
+        // the queue's class would apply to every export alike.
+        operation.qualityOfService = QualityOfService(Task.currentPriority)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 // Runs exactly once, when the operation has finished: rendered, failed or cancelled.
@@ -38,5 +41,17 @@ public final class Exporter: Sendable {
             return .failure(CancellationError())
         }
         return result
+    }
+}
+
+extension QualityOfService {
+    /// The quality of service that stands for a task priority, rounding down between the named ones.
+    fileprivate init(_ priority: TaskPriority) {
+        switch priority {
+        case .high...: self = .userInitiated
+        case .medium...: self = .default
+        case .low...: self = .utility
+        default: self = .background
+        }
     }
 }
