@@ -73,11 +73,14 @@ final class Call: Sendable {
     private let outcome = Protected<Result<Export, any Error>?>(nil)
     private let task = Protected<Task<Void, Never>?>(nil)
 
-    /// Starts exporting `name` with `exporter`, on `executor` when one is given.
-    init(_ exporter: Exporter, _ name: String, on executor: OneThread? = nil, cancelledFirst: Bool = false) {
+    /// Starts exporting `name` with `exporter`, on `executor` and at `priority` when given.
+    init(
+        _ exporter: Exporter, _ name: String, on executor: OneThread? = nil, priority: TaskPriority? = nil,
+        cancelledFirst: Bool = false
+    ) {
         self.name = name
         let outcome = self.outcome
-        let task = Task(executorPreference: executor) {
+        let task = Task(executorPreference: executor, priority: priority) {
             if cancelledFirst { withUnsafeCurrentTask { $0?.cancel() } }
             let result = await Result { try await exporter.export(name) }
             outcome.withValue { $0 = result }

@@ -1,0 +1,98 @@
+import Chapter10
+import Foundation
+import KataTestSupport
+import Testing
+
+/// The class an operation waiting in `queue` will run at: its own, or the queue's when it has none.
+private func effectiveClass(of operation: Operation, in queue: OperationQueue) -> QualityOfService {
+    operation.qualityOfService == .default ? queue.qualityOfService : operation.qualityOfService
+}
+
+/// The export operations waiting in `queue`, by image name.
+private func waiting(in queue: OperationQueue) -> [String: ExportOperation] {
+    Dictionary(
+        queue.operations.compactMap { $0 as? ExportOperation }.map { ($0.image, $0) },
+        uniquingKeysWith: { first, _ in first })
+}
+
+@Suite("An export runs at the class that stands for the awaiting task's priority")
+struct PrioritySpecs {
+    // Look at `Exporter.export(_:)`: which class does the operation it makes get? Lesson:
+    // "Passing on the caller's priority".
+    // Covers: C74
+    @Test(
+        "the operation waits in the queue at the class matching the priority of the task that awaits it",
+        arguments: [
+            (TaskPriority.high, QualityOfService.userInitiated),
+            (.low, .utility),
+            (.background, .background),
+        ])
+    func exportRunsAtTheAwaitingTasksClass(priority: TaskPriority, expected: QualityOfService) async {
+        let exporter = Exporter(renderer: Studio())
+        exporter.queue.isSuspended = true
+        let call = Call(exporter, "icon", on: OneThread(), priority: priority)
+        defer { exporter.queue.isSuspended = false }
+        guard
+            await waitUntil(
+                "export(\"icon\") to add its operation to the export queue", timeout: patience,
+                hint: lesson.see("Suspending, not blocking"),
+                givingUpWhen: { call.isOver ? "\(call.described) first" : nil },
+                { waiting(in: exporter.queue)["icon"] != nil })
+        else { return }
+        guard let operation = waiting(in: exporter.queue)["icon"] else { return }
+        let service = effectiveClass(of: operation, in: exporter.queue)
+        #expect(
+            service == expected,
+            """
+            export("icon") was awaited by a task of priority \(priority), but its operation waits to run \
+            at .\(name(of: service)) (its own qualityOfService .\(name(of: operation.qualityOfService)), the \
+            queue's .\(name(of: exporter.queue.qualityOfService))); expected .\(name(of: expected)). The \
+            operation does not learn the caller's priority unless export(_:) passes it on.
+            \(lesson.see("Passing on the caller's priority"))
+            """)
+    }
+
+    // Look at where `Exporter.export(_:)` puts the class: each call has its own operation, but
+    // all share one queue. Lesson: "Passing on the caller's priority".
+    // Covers: C74
+    @Test("two exports awaited at once by tasks of different priorities each keep their own class")
+    func concurrentExportsKeepTheirOwnClasses() async {
+        let exporter = Exporter(renderer: Studio())
+        exporter.queue.isSuspended = true
+        let urgent = Call(exporter, "urgent", on: OneThread(), priority: .high)
+        let prefetch = Call(exporter, "prefetch", on: OneThread(), priority: .background)
+        defer { exporter.queue.isSuspended = false }
+        guard
+            await waitUntil(
+                "both exports, urgent and prefetch, to add their operations", timeout: patience,
+                hint: lesson.see("Suspending, not blocking"),
+                givingUpWhen: {
+                    urgent.isOver || prefetch.isOver ? "\(urgent.described), \(prefetch.described)" : nil
+                },
+                { waiting(in: exporter.queue).count == 2 })
+        else { return }
+        let operations = waiting(in: exporter.queue)
+        guard let first = operations["urgent"], let second = operations["prefetch"] else { return }
+        let classes = (effectiveClass(of: first, in: exporter.queue), effectiveClass(of: second, in: exporter.queue))
+        #expect(
+            classes == (.userInitiated, .background),
+            """
+            A .high task's export waits to run at .\(name(of: classes.0)) and a .background task's at \
+            .\(name(of: classes.1)); expected .userInitiated and .background. The class belongs to each \
+            call's own operation: the queue is shared by every export.
+            \(lesson.see("Passing on the caller's priority"))
+            """)
+    }
+}
+
+/// The name of a class, the same on every platform (raw values differ).
+private func name(of service: QualityOfService) -> String {
+    switch service {
+    case .userInteractive: "userInteractive"
+    case .userInitiated: "userInitiated"
+    case .utility: "utility"
+    case .background: "background"
+    case .default: "default"
+    @unknown default: "unknown"
+    }
+}
