@@ -1,0 +1,114 @@
+import Chapter11
+import Foundation
+import KataTestSupport
+import Testing
+
+@Suite("Batches report their progress and their end")
+struct BatchSpecs {
+    // Look at SyncEngine.progress and at what upload(_:then:) does to it. When does a queue's
+    // progress count a unit, and what must you set first? See "Progress counts finished work".
+    // Covers: C78
+    @Test("progress counts saved notes only, across batches: 0, then all, then half")
+    func progressCountsSavedNotesOnly() async {
+        let store = Desk()
+        let screen = Screen()
+        let engine = SyncEngine()
+        engine.open(store)
+        store.hold()
+        defer { store.release() }
+        let first = engine.upload(notes("a", "b"), then: screen.done("first batch"))
+        #expect(
+            engine.progress.fractionCompleted == 0,
+            """
+            With the store busy and nothing saved, progress reads \(described(engine.progress)); \
+            expected 0 %. A note counts once its job has saved it, not when it is asked for.
+            \(lesson.see("Progress counts finished work"))
+            """)
+        store.release()
+        guard
+            await waitUntil(
+                "the first batch's progress to reach 100 %", timeout: patience,
+                hint: """
+                    Progress read \(described(engine.progress)) after the store saved \
+                    \(store.saves.timeline). \(lesson.see("Progress counts finished work"))
+                    """,
+                givingUpWhen: {
+                    first.allSatisfy(\.isFinished) && engine.progress.totalUnitCount == 0
+                        ? "both notes were saved, and progress has no total, so it counts nothing" : nil
+                }, { engine.progress.fractionCompleted == 1 })
+        else { return }
+        store.hold()
+        engine.upload(notes("c", "d"))
+        #expect(
+            engine.progress.fractionCompleted == 0.5,
+            """
+            Two notes saved, two more waiting for the busy store: progress reads \
+            \(described(engine.progress)); expected 50 %. The total covers every note asked for, \
+            the first batch's included.
+            \(lesson.see("Progress counts finished work"))
+            """)
+        store.release()
+        await waitUntil(
+            "progress to reach 100 % once c and d are saved", timeout: patience,
+            hint: "Progress read \(described(engine.progress)). \(lesson.see("Progress counts finished work"))"
+        ) { engine.progress.fractionCompleted == 1 }
+    }
+
+    // Look at how upload(_:then:) learns that its batch is done, and at what that does to the
+    // jobs added after it. See "A barrier holds back everything after it".
+    // Covers: C79
+    @Test("done comes on the main queue after its batch, without holding back a later urgent note")
+    func batchDoneDoesNotHoldBackLaterWork() async {
+        let store = Desk()
+        let screen = Screen()
+        let engine = SyncEngine()
+        engine.open(store)
+        store.hold()
+        defer { store.release() }
+        let savedWhenDone = Protected<[String]?>(nil)
+        let done = screen.done()
+        engine.upload(notes("a", "b", "c")) {
+            savedWhenDone.withValue { $0 = store.saved }
+            done()
+        }
+        engine.uploadNow(Note("urgent"))
+        store.release()
+        guard
+            await waitUntil(
+                "the batch's done to be called once a, b and c were saved", timeout: patience,
+                hint: "The store saw \(store.saves.timeline). \(lesson.see("A barrier holds back everything after it"))",
+                { screen.updates.count > 0 })
+        else { return }
+        await waitUntil("all four notes to be saved", timeout: patience) { store.saves.count >= 4 }
+        #expect(
+            screen.updates.all == ["done"],
+            """
+            done was called as \(screen.updates.timeline); expected once, on the main queue, which \
+            is where the screen reads it.
+            \(lesson.see("A barrier holds back everything after it"))
+            """)
+        let seen = savedWhenDone.value ?? []
+        #expect(
+            ["a", "b", "c"].allSatisfy(seen.contains),
+            """
+            done was called when the store had saved only \(seen): a batch is done once all its \
+            notes are saved.
+            \(lesson.see("A barrier holds back everything after it"))
+            """)
+        let saved = store.saved
+        let urgentBeforeC = (saved.firstIndex(of: "urgent") ?? .max) < (saved.firstIndex(of: "c") ?? .max)
+        #expect(
+            urgentBeforeC,
+            """
+            The urgent note, asked for after the batch, was saved after c: \(store.saves.timeline). \
+            What marks the batch as done must not hold back the jobs added after it.
+            \(lesson.see("A barrier holds back everything after it"))
+            """)
+    }
+}
+
+/// A progress in words, for messages: "1 of 4 (25 %)".
+func described(_ progress: Progress) -> String {
+    let percent = Int((progress.fractionCompleted * 100).rounded())
+    return "\(progress.completedUnitCount) of \(progress.totalUnitCount) (\(percent) %)"
+}

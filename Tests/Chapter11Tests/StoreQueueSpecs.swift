@@ -1,0 +1,128 @@
+import Chapter11
+import Foundation
+import KataTestSupport
+import Testing
+
+/// Opening the store after uploads were asked for; runs in a child process.
+///
+/// Changing the underlying queue of a queue that holds operations stops the program, so the
+/// scenario runs where that costs only this spec. The child waits a bounded time for what
+/// correct code does, then exits with a failure and says what it saw.
+enum OpeningScenario {
+    static func openLater() {
+        exitIfStillRunning(after: patience * 4, status: EXIT_FAILURE)
+        let store = Desk()
+        let engine = SyncEngine()
+        engine.upload(notes("groceries", "ideas"))
+        guard !settles(within: Bound.scaled(.milliseconds(50)), { store.saves.count > 0 }) else {
+            LastWords.fail("openLater", "The store saved \(store.saves.timeline) before it was even open.")
+        }
+        engine.open(store)
+        guard settles(within: patience, { store.saves.count >= 2 }) else {
+            LastWords.fail(
+                "openLater",
+                """
+                After open(), the notes asked for before it were not saved within \(patience.seconds) s; \
+                the store saw \(store.saves.timeline).
+                """)
+        }
+        engine.upload(notes("recipes"))
+        guard settles(within: patience, { store.saves.count >= 3 }) else {
+            LastWords.fail(
+                "openLater", "A note asked for after open() was never saved; the store saw \(store.saves.timeline).")
+        }
+        guard store.misplaced.isEmpty, store.saved == ["groceries", "ideas", "recipes"] else {
+            LastWords.fail(
+                "openLater",
+                """
+                Expected groceries, ideas and recipes, in that order, each saved by its job on the \
+                store's queue; the store saw \(store.saves.timeline).
+                """)
+        }
+    }
+}
+
+@Suite("Jobs run on the store's own dispatch queue")
+struct StoreQueueSpecs {
+    // Look at SyncEngine.open(_:) and at where the jobs asked for before it wait. What does
+    // Foundation require of a queue whose underlyingQueue you set? See "Running on a queue you
+    // own".
+    // Covers: C75
+    @Test("notes asked for before the store is open are saved on its queue once it opens")
+    func uploadsAskedBeforeOpenRunOnTheStore() async {
+        LastWords.forget("openLater")
+        await #expect(
+            processExitsWith: .success,
+            """
+            Expected open(_:) to start saving the notes asked for before it, each as a job on the \
+            store's dispatch queue, and the program to go on. Setting underlyingQueue on a queue \
+            that already holds operations is a programmer error that stops the program.
+            \(lesson.see("Running on a queue you own"))
+            """
+        ) {
+            OpeningScenario.openLater()
+        }
+        LastWords.explain("openLater")
+    }
+
+    // The store is busy. Look at how SyncEngine hands its jobs to the store's queue, at the
+    // width of its queue and at uploadNow(_:). See "Running on a queue you own" and "A serial
+    // queue underneath is not a width of one".
+    // Covers: C75, C76, C77
+    @Test("while the store is busy, waiting jobs hold no thread, and an urgent note goes ahead of them")
+    func urgentUploadGoesAheadOfWaitingOnes() async {
+        let store = Desk()
+        let engine = SyncEngine()
+        engine.open(store)
+        store.hold()
+        defer { store.release() }
+        let background = engine.upload(notes("a", "b", "c", "d"))
+        let urgent = engine.uploadNow(Note("urgent"))
+        let jobs = background + [urgent]
+        let running = await comesTrue(within: Bound.scaled(.milliseconds(100))) {
+            jobs.contains { $0.isExecuting }
+        }
+        #expect(
+            !running,
+            """
+            While the store was busy, upload jobs were already executing: \
+            \(jobs.filter(\.isExecuting).map(\.note.title)). Each of them holds a thread while it \
+            waits for the store. Let the store's queue run the jobs themselves, so that they wait \
+            there as queued work.
+            \(lesson.see("Running on a queue you own"))
+            """)
+        store.release()
+        guard
+            await waitUntil(
+                "all five notes to be saved", timeout: patience, hint: lesson.see("Running on a queue you own"),
+                givingUpWhen: {
+                    jobs.allSatisfy(\.isFinished) && store.saves.count < 5
+                        ? "every job finished and the store saw only \(store.saves.timeline)" : nil
+                }, { store.saves.count >= 5 })
+        else { return }
+        #expect(
+            store.misplaced.isEmpty,
+            """
+            Expected every note to be saved by its job, running on the store's queue; the store \
+            saw \(store.saves.timeline).
+            \(lesson.see("Running on a queue you own"))
+            """)
+        let position = store.saved.firstIndex(of: "urgent") ?? 5
+        #expect(
+            position <= 1,
+            """
+            The urgent note was saved in position \(position + 1): \(store.saves.timeline). Only the \
+            first background note may go before it, the one already handed to the store. A wide \
+            operation queue hands every job to the serial store queue at once, in arrival order, \
+            and priorities no longer matter there.
+            \(lesson.see("A serial queue underneath is not a width of one"))
+            """)
+        #expect(
+            urgent.qualityOfService == .userInitiated,
+            """
+            The urgent job asks for quality of service \(urgent.qualityOfService.rawValue); \
+            expected .userInitiated, its own class, set before it was added.
+            \(lesson.see("Whose quality of service"))
+            """)
+    }
+}
