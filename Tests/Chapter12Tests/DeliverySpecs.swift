@@ -1,0 +1,100 @@
+import Chapter12
+import Foundation
+import KataTestSupport
+import Testing
+
+@Suite("Every row on screen gets its own thumbnail, once, on the main queue")
+struct DeliverySpecs {
+    // Follow one row through `ImagePipeline`: where does each stage start, and on which queue is
+    // the callback called? Lesson: "Stages in order" and "Results on the main queue".
+    // Covers: C85, C90, C91, C35, C40, C1
+    @Test("three rows on screen each get their thumbnail, built fetch → decode → resize, on the main queue")
+    func visibleRowsGetTheirThumbnails() async {
+        let studio = Studio()
+        let list = ListView(ImagePipeline(fetcher: studio, decoder: studio, resizer: studio))
+        let images = ["beach", "forest", "harbor"]
+        for (row, image) in images.enumerated() { await list.show(image, in: row) }
+        guard
+            await waitUntil(
+                "a thumbnail for each of the three rows", hint: lesson.see("Stages in order"),
+                { Set(list.deliveries.all.map(\.row)).count == 3 })
+        else { return }
+        await MainQueue.drain()
+        for (row, image) in images.enumerated() {
+            let stages = studio.events.all.filter { $0.hasPrefix("\(image) ") }
+            let expected = Stage.allCases.flatMap { ["\(image) \($0) began", "\(image) \($0) ended"] }
+            #expect(
+                stages == expected,
+                """
+                Expected row \(row)'s stages one after the other, each beginning once the one before \
+                it has ended: \(expected.joined(separator: " → ")). The studio saw \
+                \(stages.joined(separator: " → ")).
+                \(lesson.see("Stages in order"))
+                """)
+            let got = list.deliveries(to: row)
+            #expect(
+                got.map(\.outcome) == [ListView.thumbnail(of: image)],
+                """
+                Expected row \(row)'s callback to be called once, with \(ListView.thumbnail(of: image)); \
+                it got \(got.isEmpty ? "nothing" : got.map(\.outcome).joined(separator: ", then ")).
+                \(lesson.see("Exactly once"))
+                """)
+            let offMain = got.filter { !$0.onMainQueue }
+            #expect(
+                offMain.isEmpty,
+                """
+                Row \(row)'s callback was called off the main queue. The list view touches its \
+                cells there and nowhere else: every delivery hops to the main queue.
+                \(lesson.see("Results on the main queue"))
+                """)
+        }
+    }
+
+    // Look at what `ImagePipeline` does when a stage throws: who hears of it, on which queue,
+    // and does the next stage still run? Lesson: "Errors end the row".
+    // Covers: C88, C90, C91, C16
+    @Test("a stage that fails reaches the row's callback once, on the main queue, and skips the later stages",
+        arguments: [Stage.fetch, .decode, .resize])
+    func failureReachesTheCallerOnce(_ stage: Stage) async {
+        let studio = Studio(failing: ["forest": stage])
+        let list = ListView(ImagePipeline(fetcher: studio, decoder: studio, resizer: studio))
+        await list.show("beach", in: 0)
+        await list.show("forest", in: 1)
+        let failed = StudioError(stage: stage, image: "forest")
+        guard
+            await waitUntil(
+                "row 1 (forest) to hear that \(failed)", timeout: patience,
+                hint: """
+                    The studio saw \(studio.events.all.filter { $0.hasPrefix("forest ") }.joined(separator: " → ")), \
+                    and row 1 got nothing: the error was swallowed, so the row would show a \
+                    spinner for ever. \(lesson.see("Errors end the row"))
+                    """,
+                { !list.deliveries(to: 1).isEmpty })
+        else { return }
+        await waitUntil("row 0 (beach) to get its thumbnail as well") { !list.deliveries(to: 0).isEmpty }
+        await MainQueue.drain()
+        let got = list.deliveries(to: 1)
+        #expect(
+            got.map(\.outcome) == ["the error “\(failed)”"],
+            """
+            Expected row 1's callback to be called once, with the error “\(failed)”; it got \
+            \(got.map(\.outcome).joined(separator: ", then ")).
+            \(lesson.see("Errors end the row"))
+            """)
+        let offMain = got.filter { !$0.onMainQueue }
+        #expect(
+            offMain.isEmpty,
+            "Row 1's error was delivered off the main queue. \(lesson.see("Results on the main queue"))")
+        let later = Stage.allCases.drop(while: { $0 != stage }).dropFirst().filter { studio.saw("forest \($0) began") }
+        #expect(
+            later.isEmpty,
+            """
+            The \(stage) of forest failed, yet its \(later.map(\.description).joined(separator: " and ")) \
+            still began: a stage runs only on the output of the one before.
+            \(lesson.see("Errors end the row"))
+            """)
+        #expect(
+            list.deliveries(to: 0).map(\.outcome) == [ListView.thumbnail(of: "beach")],
+            "Row 0 (beach) should be untouched by forest's failure; it got \(list.deliveries(to: 0)).")
+    }
+}

@@ -1,0 +1,331 @@
+import Chapter12
+import Foundation
+import KataTestSupport
+import Testing
+
+/// Where this chapter's failure messages point.
+let lesson = Lesson(chapter: 12)
+
+/// How long a spec waits for what correct code does within milliseconds.
+let patience = Bound.scaled(.milliseconds(500))
+
+/// How long a spec watches for something that correct code never does.
+let window = Bound.scaled(.milliseconds(60))
+
+/// The three stages of the pipeline, in their order.
+enum Stage: String, Sendable, CustomStringConvertible, CaseIterable {
+    case fetch, decode, resize
+
+    var description: String { rawValue }
+
+    /// The stage before this one, if any.
+    var previous: Stage? {
+        switch self {
+        case .fetch: nil
+        case .decode: .fetch
+        case .resize: .decode
+        }
+    }
+}
+
+/// The error a studio stage throws when it is told to fail an image.
+struct StudioError: Error, Equatable, CustomStringConvertible {
+    let stage: Stage
+    let image: String
+
+    var description: String { "the \(stage) of \(image) failed" }
+}
+
+/// The address of the image called `name`.
+func address(_ name: String) -> URL {
+    URL(string: "https://photos.example/\(name)")!
+}
+
+/// Plays all three stages for a spec: records what each does, holds what the spec asks it to hold.
+///
+/// A held fetch suspends without a thread until the spec releases its image or the fetching
+/// task is cancelled. A held decode or resize blocks its thread, but only while its stage runs
+/// within `widths`: one beyond the width passes straight through (and the spec sees the peak),
+/// so broken code never stalls the test process. Every hold gives up after a bound.
+final class Studio: ImageFetcher, ImageDecoder, ImageResizer, @unchecked Sendable {  // `state` is only touched under `condition`
+    private struct State {
+        var running: [Stage: [String]] = [:]
+        var peak: [Stage: Int] = [:]
+        var released: Set<String> = []
+        var releasedAll = false
+        var fetches: [Int: (image: String, continuation: CheckedContinuation<Void, any Error>)] = [:]
+        var cancelled: Set<Int> = []
+        var tickets = 0
+        var bitmaps: [WeakBitmap] = []
+    }
+    private struct WeakBitmap {
+        let label: String
+        weak var bitmap: Bitmap?
+    }
+
+    private let condition = NSCondition()
+    private var state = State()  // protected by condition
+    private let held: Set<Stage>
+    private let failing: [String: Stage]
+    private let widths: StageWidths
+    /// What happened, in order: `beach fetch began`, `beach fetch ended`, `beach fetch cancelled`…
+    let events = Recorder<String>()
+
+    /// Creates a studio that holds the stages in `held` and fails `failing[image]` for those images.
+    init(holding held: Set<Stage> = [], failing: [String: Stage] = [:], widths: StageWidths = StageWidths()) {
+        self.held = held
+        self.failing = failing
+        self.widths = widths
+    }
+
+    // MARK: The stages
+
+    func fetch(_ url: URL) async throws -> Data {
+        let image = url.lastPathComponent
+        begin(.fetch, image)
+        do {
+            if held.contains(.fetch) { try await waitForRelease(of: image) }
+            try check(.fetch, image)
+        } catch {
+            end(.fetch, image, error is CancellationError ? "cancelled" : "failed")
+            throw error
+        }
+        end(.fetch, image, "ended")
+        return Data(image.utf8)
+    }
+
+    func decode(_ data: Data, from url: URL) throws -> Bitmap {
+        let image = String(decoding: data, as: UTF8.self)
+        try work(.decode, image)
+        return keep(Bitmap(name: image, width: 4000, height: 3000), as: "\(image) at full size")
+    }
+
+    func resize(_ bitmap: Bitmap) throws -> Bitmap {
+        try work(.resize, bitmap.name)
+        return keep(Bitmap(name: bitmap.name, width: 120, height: 90), as: "\(bitmap.name)'s thumbnail")
+    }
+
+    // MARK: What the spec controls and sees
+
+    /// Lets the held stages of `image` go on, now and from now on.
+    func release(_ image: String) {
+        let waiting = condition.withLock {
+            state.released.insert(image)
+            condition.broadcast()
+            return state.fetches.filter { $0.value.image == image }.map(\.key)
+        }
+        waiting.forEach { resume($0, with: .success(())) }
+    }
+
+    /// Lets every held stage go on, now and from now on.
+    func releaseAll() {
+        let waiting = condition.withLock {
+            state.releasedAll = true
+            condition.broadcast()
+            return Array(state.fetches.keys)
+        }
+        waiting.forEach { resume($0, with: .success(())) }
+    }
+
+    /// The images whose `stage` has begun, in order.
+    func began(_ stage: Stage) -> [String] {
+        let suffix = " \(stage) began"
+        return events.all.filter { $0.hasSuffix(suffix) }.map { String($0.dropLast(suffix.count)) }
+    }
+
+    /// Whether `event` (`beach decode began`) was recorded.
+    func saw(_ event: String) -> Bool {
+        events.contains(event)
+    }
+
+    /// The images whose `stage` is running now.
+    func running(_ stage: Stage) -> [String] {
+        condition.withLock { state.running[stage] ?? [] }
+    }
+
+    /// The most runs of `stage` that were ever under way at once.
+    func peak(_ stage: Stage) -> Int {
+        condition.withLock { state.peak[stage] ?? 0 }
+    }
+
+    /// The bitmaps the studio made that are still in memory.
+    var bitmapsInMemory: [String] {
+        condition.withLock { state.bitmaps.filter { $0.bitmap != nil }.map(\.label) }
+    }
+
+    // MARK: Inside
+
+    private func begin(_ stage: Stage, _ image: String) {
+        condition.withLock {
+            state.running[stage, default: []].append(image)
+            state.peak[stage] = max(state.peak[stage] ?? 0, state.running[stage]!.count)
+            events.record("\(image) \(stage) began")
+        }
+    }
+
+    private func end(_ stage: Stage, _ image: String, _ how: String) {
+        condition.withLock {
+            if let index = state.running[stage]?.firstIndex(of: image) {
+                state.running[stage]!.remove(at: index)
+            }
+            events.record("\(image) \(stage) \(how)")
+        }
+    }
+
+    private func check(_ stage: Stage, _ image: String) throws {
+        if failing[image] == stage { throw StudioError(stage: stage, image: image) }
+    }
+
+    /// A blocking stage: held at most within its width, and for a bounded time.
+    private func work(_ stage: Stage, _ image: String) throws {
+        begin(stage, image)
+        if held.contains(stage) {
+            let width = stage == .decode ? widths.decodes : widths.resizes
+            let deadline = Date.now.addingTimeInterval((patience * 3).timeInterval)
+            condition.withLock {
+                while !state.releasedAll && !state.released.contains(image)
+                    && (state.running[stage]?.count ?? 0) <= width
+                {
+                    if !condition.wait(until: deadline) { break }
+                }
+            }
+        }
+        do {
+            try check(stage, image)
+        } catch {
+            end(stage, image, "failed")
+            throw error
+        }
+        end(stage, image, "ended")
+    }
+
+    private func waitForRelease(of image: String) async throws {
+        let ticket = condition.withLock {
+            state.tickets += 1
+            return state.tickets
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let answer: Result<Void, any Error>? = condition.withLock {
+                    if state.cancelled.contains(ticket) { return .failure(CancellationError()) }
+                    if state.releasedAll || state.released.contains(image) { return .success(()) }
+                    state.fetches[ticket] = (image, continuation)
+                    return nil
+                }
+                if let answer { continuation.resume(with: answer) }
+            }
+        } onCancel: {
+            condition.withLock { _ = state.cancelled.insert(ticket) }
+            resume(ticket, with: .failure(CancellationError()))
+        }
+    }
+
+    /// Resumes the fetch holding `ticket`, if it is still held; each is resumed once.
+    private func resume(_ ticket: Int, with result: Result<Void, any Error>) {
+        let continuation = condition.withLock { state.fetches.removeValue(forKey: ticket)?.continuation }
+        continuation?.resume(with: result)
+    }
+
+    private func keep(_ bitmap: Bitmap, as label: String) -> Bitmap {
+        condition.withLock { state.bitmaps.append(WeakBitmap(label: label, bitmap: bitmap)) }
+        return bitmap
+    }
+}
+
+/// What a row's callback received.
+struct Delivery: Sendable, CustomStringConvertible {
+    let row: Int
+    /// Which request of the row it answered: 1 for the first, 2 for the next…
+    let request: Int
+    /// `beach's thumbnail, 120×90` or the error.
+    let outcome: String
+    let onMainQueue: Bool
+
+    var description: String {
+        "row \(row) (request \(request)) got \(outcome)\(onMainQueue ? "" : ", off the main queue")"
+    }
+}
+
+/// A cell of the list: what a real list's callback would capture to show the thumbnail in.
+final class Cell: Sendable {
+    let name: String
+    init(name: String) { self.name = name }
+}
+
+/// The list view of the specs: it calls the pipeline on the main queue, as a real one does.
+///
+/// It keeps its cells only weakly, so whatever keeps one alive is the pipeline.
+final class ListView: Sendable {
+    let pipeline: ImagePipeline
+    let deliveries = Recorder<Delivery>()
+    private let requests = Protected<[Int: Int]>([:])
+    private let cells = Protected<[WeakCell]>([])
+    private struct WeakCell: Sendable {
+        let name: String
+        weak var cell: Cell?
+    }
+
+    init(_ pipeline: ImagePipeline) {
+        self.pipeline = pipeline
+    }
+
+    /// Asks for `image` in `row`, on screen (`visible`) or about to be (prefetching).
+    func show(_ image: String, in row: Int, visible: Bool = true) async {
+        let number = requests.withValue { requests in
+            requests[row, default: 0] += 1
+            return requests[row]!
+        }
+        let cell = Cell(name: "row \(row)'s cell for \(image) (request \(number))")
+        cells.withValue { $0.append(WeakCell(name: cell.name, cell: cell)) }
+        let deliveries = deliveries
+        await onMainQueue { [pipeline] in
+            pipeline.request(row: row, url: address(image), visible: visible) { [cell] result in
+                let outcome =
+                    switch result {
+                    case .success(let bitmap): "\(bitmap.name)'s thumbnail, \(bitmap.width)×\(bitmap.height)"
+                    case .failure(let error): "the error “\(error)”"
+                    }
+                withExtendedLifetime(cell) {}
+                deliveries.record(
+                    Delivery(row: row, request: number, outcome: outcome, onMainQueue: MainQueue.isCurrent))
+            }
+        }
+    }
+
+    /// Tells the pipeline that `row` scrolled into view.
+    func scrollIntoView(_ row: Int) async {
+        await onMainQueue { [pipeline] in pipeline.rowBecameVisible(row) }
+    }
+
+    /// Tells the pipeline that `row` left the screen.
+    func scrollAway(_ row: Int) async {
+        await onMainQueue { [pipeline] in pipeline.rowLeftScreen(row) }
+    }
+
+    /// What the callbacks of `row` received, in order.
+    func deliveries(to row: Int) -> [Delivery] {
+        deliveries.all.filter { $0.row == row }
+    }
+
+    /// The cells that are still in memory.
+    var cellsInMemory: [String] {
+        cells.value.filter { $0.cell != nil }.map(\.name)
+    }
+
+    /// The thumbnail outcome expected for `image`.
+    static func thumbnail(of image: String) -> String {
+        "\(image)'s thumbnail, 120×90"
+    }
+}
+
+/// Runs `body` on the main queue and waits, bounded, until it has run.
+func onMainQueue(
+    isolation: isolated (any Actor)? = #isolation, _ body: @escaping @Sendable () -> Void
+) async {
+    let done = Protected(false)
+    DispatchQueue.main.async {
+        body()
+        done.withValue { $0 = true }
+    }
+    await waitUntil("the list view's call on the main queue to return") { done.value }
+}
