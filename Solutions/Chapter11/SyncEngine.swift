@@ -82,7 +82,7 @@ public final class SyncEngine: @unchecked Sendable {  // mutable state is only t
         let held = lock.withLock {
             state.paused = false
             defer { state.held = [] }
-            return state.held
+            return state.stopped ? [] : state.held
         }
         held.forEach { $0() }
     }
