@@ -52,30 +52,38 @@ struct LaunchingTheWork {
     }
 
     // Look at where start() creates the Task, and the lesson's "Give the Task the operation's
-    // priority": a Task made on a queue's thread does not take the operation's quality of service.
-    // Covers: C61
+    // priority": a Task made outside any task does not take the operation's quality of service.
+    // Covers: C73
     @Test(
-        "the work runs at the task priority that matches the operation's quality of service",
+        "started by hand from a thread of another class, the work runs at the operation's own task priority",
         arguments: [
-            (QualityOfService.userInitiated, TaskPriority.high),
-            (.utility, .utility),
-            (.background, .background),
+            (QualityOfService.userInteractive, QualityOfService.background, TaskPriority.high),
+            (.userInitiated, .utility, .high),
+            (.utility, .userInitiated, .utility),
+            (.background, .userInitiated, .background),
         ])
-    func workRunsAtTheOperationsPriority(service: QualityOfService, expected: TaskPriority) async {
+    func workRunsAtTheOperationsPriority(
+        service: QualityOfService, threadClass: QualityOfService, expected: TaskPriority
+    ) async {
         let loader = ScriptedLoader()
         let operation = TracedThumbnail("a", loader: loader)
         operation.qualityOfService = service
-        let queue = makeQueue()
-        defer { loader.endSpec(keepingAlive: queue, operation) }
+        defer { loader.endSpec(keepingAlive: operation) }
 
-        queue.addOperation(operation)
+        // A plain thread of another class: on Darwin a Task made there without a priority takes
+        // the thread's class, on Linux .medium; neither is the operation's.
+        let starter = Thread { operation.start() }
+        starter.qualityOfService = threadClass
+        starter.start()
         guard await waitForLaunch(operation, loader) else { return }
         let priority = loader.priority(of: "fetch a")
         #expect(
             priority == expected,
             """
-            The operation's qualityOfService is .\(service), but its fetch ran at task priority \
-            \(priority.map { "\($0)" } ?? "unknown"); expected \(expected).
+            The operation's qualityOfService is .\(service) and start() ran on a thread of class \
+            .\(threadClass), but its fetch ran at task priority \(priority.map { "\($0)" } ?? "unknown"); \
+            expected \(expected). The Task must get its priority from the operation, not from where \
+            start() happened to run.
             \(lesson.see("Give the Task the operation's priority"))
             """)
     }
