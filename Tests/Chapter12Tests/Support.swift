@@ -297,9 +297,9 @@ final class ListView: Sendable {
         await onMainQueue { [pipeline] in pipeline.rowBecameVisible(row) }
     }
 
-    /// Tells the pipeline that `row` left the screen.
-    func scrollAway(_ row: Int) async {
-        await onMainQueue { [pipeline] in pipeline.rowLeftScreen(row) }
+    /// Tells the pipeline, in one pass on the main queue, that each of `rows` left the screen, in order.
+    func scrollAway(_ rows: Int...) async {
+        await onMainQueue { [pipeline] in rows.forEach(pipeline.rowLeftScreen) }
     }
 
     /// What the callbacks of `row` received, in order.
