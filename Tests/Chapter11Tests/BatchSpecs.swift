@@ -5,18 +5,18 @@ import Testing
 
 @Suite("Batches report their progress and their end")
 struct BatchSpecs {
-    // Look at SyncEngine.progress and at what upload(_:then:) does to it. When does a queue's
-    // progress count a unit, and what must you set first? See "Progress counts finished work".
+    // Look at SyncEngine.progress and at what upload(_:then:) and uploadNow(_:) do to it. When
+    // does a queue's progress count a unit, and what must you set first? See "Progress counts
+    // finished work".
     // Covers: C78
-    @Test("progress counts saved notes only, across batches: 0, then all, then half")
+    @Test("progress reads 0 % while nothing is saved and exactly 100 % once every note is")
     func progressCountsSavedNotesOnly() async {
         let store = Desk()
-        let screen = Screen()
         let engine = SyncEngine()
         engine.open(store)
         store.hold()
         defer { store.release() }
-        let first = engine.upload(notes("a", "b"), then: screen.done("first batch"))
+        let jobs = engine.upload(notes("a", "b")) + [engine.uploadNow(Note("urgent"))]
         #expect(
             engine.progress.fractionCompleted == 0,
             """
@@ -25,20 +25,47 @@ struct BatchSpecs {
             \(lesson.see("Progress counts finished work"))
             """)
         store.release()
+        await waitUntil(
+            "progress to read exactly 100 % once a, b and the urgent note were saved", timeout: patience,
+            hint: lesson.see("Progress counts finished work"),
+            givingUpWhen: {
+                guard jobs.allSatisfy(\.isFinished) else { return nil }
+                let progress = engine.progress
+                if progress.totalUnitCount == 0 {
+                    return "every note was saved, and progress has no total: it counts nothing"
+                }
+                if progress.fractionCompleted > 1 {
+                    return """
+                        every note was saved, and progress read \(described(progress)): the total \
+                        leaves out notes that were counted
+                        """
+                }
+                return nil
+            }
+        ) { jobs.allSatisfy(\.isFinished) && engine.progress.fractionCompleted == 1 }
+    }
+
+    // Look at what each call of upload(_:then:) does to the total of SyncEngine.progress. See
+    // "Progress counts finished work".
+    // Covers: C78
+    @Test("a second batch adds to the total: with two of four notes saved, progress reads 50 %")
+    func progressAddsUpAcrossBatches() async {
+        let store = Desk()
+        let engine = SyncEngine()
+        engine.open(store)
+        let first = engine.upload(notes("a", "b"))
         guard
             await waitUntil(
                 "the first batch's progress to reach 100 %", timeout: patience,
-                hint: """
-                    Progress read \(described(engine.progress)) after the store saved \
-                    \(store.saves.timeline). \(lesson.see("Progress counts finished work"))
-                    """,
+                hint: lesson.see("Progress counts finished work"),
                 givingUpWhen: {
                     first.allSatisfy(\.isFinished) && engine.progress.totalUnitCount == 0
                         ? "both notes were saved, and progress has no total, so it counts nothing" : nil
-                }, { engine.progress.fractionCompleted == 1 })
+                }, { first.allSatisfy(\.isFinished) && engine.progress.fractionCompleted == 1 })
         else { return }
         store.hold()
-        engine.upload(notes("c", "d"))
+        defer { store.release() }
+        let second = engine.upload(notes("c", "d"))
         #expect(
             engine.progress.fractionCompleted == 0.5,
             """
@@ -51,35 +78,34 @@ struct BatchSpecs {
         await waitUntil(
             "progress to reach 100 % once c and d are saved", timeout: patience,
             hint: "Progress read \(described(engine.progress)). \(lesson.see("Progress counts finished work"))"
-        ) { engine.progress.fractionCompleted == 1 }
+        ) { second.allSatisfy(\.isFinished) && engine.progress.fractionCompleted == 1 }
     }
 
-    // Look at how upload(_:then:) learns that its batch is done, and at what that does to the
-    // jobs added after it. See "A barrier holds back everything after it".
+    // Look at how upload(_:then:) learns that its batch is done, and on which queue it calls
+    // done. See "A barrier holds back everything after it".
     // Covers: C79
-    @Test("done comes on the main queue after its batch, without holding back a later urgent note")
-    func batchDoneDoesNotHoldBackLaterWork() async {
+    @Test("done is called once, on the main queue, after every note of its batch is saved")
+    func batchDoneComesOnTheMainQueueAfterItsNotes() async {
         let store = Desk()
         let screen = Screen()
         let engine = SyncEngine()
         engine.open(store)
-        store.hold()
-        defer { store.release() }
         let savedWhenDone = Protected<[String]?>(nil)
         let done = screen.done()
         engine.upload(notes("a", "b", "c")) {
             savedWhenDone.withValue { $0 = store.saved }
             done()
         }
-        engine.uploadNow(Note("urgent"))
-        store.release()
         guard
             await waitUntil(
-                "the batch's done to be called once a, b and c were saved", timeout: patience,
-                hint: "The store saw \(store.saves.timeline). \(lesson.see("A barrier holds back everything after it"))",
+                "the batch's done to be called", timeout: patience,
+                hint: """
+                    The store saw \(store.saves.timeline). \
+                    \(lesson.see("A barrier holds back everything after it"))
+                    """,
                 { screen.updates.count > 0 })
         else { return }
-        await waitUntil("all four notes to be saved", timeout: patience) { store.saves.count >= 4 }
+        await onTheMainQueue("an operation queued after done") {}
         #expect(
             screen.updates.all == ["done"],
             """
@@ -95,13 +121,39 @@ struct BatchSpecs {
             notes are saved.
             \(lesson.see("A barrier holds back everything after it"))
             """)
+    }
+
+    // Look at what upload(_:then:) adds to the queue to learn that its batch is done, and at
+    // what that does to the jobs added after it. See "A barrier holds back everything after it".
+    // Covers: C79, C76
+    @Test("an urgent note asked for after a batch is saved before the batch's waiting notes")
+    func laterUrgentNoteIsNotHeldBackByABatch() async {
+        let store = Desk()
+        let screen = Screen()
+        let engine = SyncEngine()
+        engine.open(store)
+        store.hold()
+        defer { store.release() }
+        engine.upload(notes("a", "b", "c"), then: screen.done())
+        engine.uploadNow(Note("urgent"))
+        store.release()
+        guard
+            await waitUntil(
+                "all four notes to be saved", timeout: patience,
+                hint: """
+                    The store saw \(store.saves.timeline). \
+                    \(lesson.see("A barrier holds back everything after it"))
+                    """,
+                { store.saves.count >= 4 })
+        else { return }
         let saved = store.saved
         let urgentBeforeC = (saved.firstIndex(of: "urgent") ?? .max) < (saved.firstIndex(of: "c") ?? .max)
         #expect(
             urgentBeforeC,
             """
             The urgent note, asked for after the batch, was saved after c: \(store.saves.timeline). \
-            What marks the batch as done must not hold back the jobs added after it.
+            What marks the batch as done must not hold back the jobs added after it, and the queue \
+            must still be able to choose the urgent job.
             \(lesson.see("A barrier holds back everything after it"))
             """)
     }
