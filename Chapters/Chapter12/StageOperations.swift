@@ -1,7 +1,7 @@
 import Foundation
 
 /// One row's whole job: fetch its image, decode it, shrink it, hand the thumbnail over.
-final class RowOperation: Operation, @unchecked Sendable {  // set up before it is queued; `leftScreen` is written by the list view
+final class RowOperation: Operation, @unchecked Sendable {  // configured before it is queued
     let row: Int
     let url: URL
     private let fetcher: any ImageFetcher

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// The list view calls it on the main queue, and gets every thumbnail, or the error that stopped
 /// it, on the main queue. A row that leaves the screen gets nothing more.
-public final class ImagePipeline: @unchecked Sendable {  // `rows` and each request's `visible` and `stage` are only touched under `lock`
+public final class ImagePipeline: @unchecked Sendable {  // mutable state only under `lock`
     /// One row's request while it is on its way.
     private final class RowRequest: @unchecked Sendable {  // `visible` and `stage` are guarded by the pipeline's lock
         let row: Int

@@ -53,7 +53,8 @@ struct DeliverySpecs {
     // Look at what `ImagePipeline` does when a stage throws: who hears of it, on which queue,
     // and does the next stage still run? Lesson: "Errors end the row".
     // Covers: C88, C90, C91, C16
-    @Test("a stage that fails reaches the row's callback once, on the main queue, and skips the later stages",
+    @Test(
+        "a stage that fails reaches the row's callback once, on the main queue, and skips the later stages",
         arguments: [Stage.fetch, .decode, .resize])
     func failureReachesTheCallerOnce(_ stage: Stage) async {
         let studio = Studio(failing: ["forest": stage])

@@ -10,7 +10,8 @@ struct SlowStageSpecs {
     // Look at what bounds the decodes and the resizes in `ImagePipeline`, and at whether a row
     // keeps an earlier stage's slot while it waits for the next. Lesson: "A width per stage".
     // Covers: C86, C85, C53
-    @Test("decodes and resizes keep to their widths, and a slow one holds up no earlier stage",
+    @Test(
+        "decodes and resizes keep to their widths, and a slow one holds up no earlier stage",
         arguments: [Stage.decode, .resize])
     func slowStagesStayWithinTheirWidth(_ stage: Stage) async {
         let widths = StageWidths(fetches: 1, decodes: 1, resizes: 1)

@@ -47,7 +47,7 @@ func address(_ name: String) -> URL {
 /// task is cancelled. A held decode or resize blocks its thread, but only while its stage runs
 /// within `widths`: one beyond the width passes straight through (and the spec sees the peak),
 /// so broken code never stalls the test process. Every hold gives up after a bound.
-final class Studio: ImageFetcher, ImageDecoder, ImageResizer, @unchecked Sendable {  // `state` is only touched under `condition`
+final class Studio: ImageFetcher, ImageDecoder, ImageResizer, @unchecked Sendable {  // `state` under `condition`
     private struct State {
         var running: [Stage: [String]] = [:]
         var peak: [Stage: Int] = [:]

@@ -9,7 +9,8 @@ struct WidthSpecs {
     // finishes: while its fetch is under way, or when the fetch has ended? Lesson: "A width per
     // stage" and Chapter 8.
     // Covers: C86, C53, C61
-    @Test("no more fetches run at once than the fetch width, and the next starts when one ends",
+    @Test(
+        "no more fetches run at once than the fetch width, and the next starts when one ends",
         arguments: [1, 3])
     func fetchesStayWithinTheirWidth(_ width: Int) async {
         let widths = StageWidths(fetches: width, decodes: 2, resizes: 2)
