@@ -84,6 +84,15 @@ kata_run_chapter() {
     KATA_CHAPTER=$chapter kata_run_bounded "${KATA_RUN_SECONDS:-$(kata_seconds 300)}" "$out.log" \
         swift test "$@" --filter "Chapter${chapter}Tests\\." --xunit-output "$xml"
     local status=$?
+    # Chapter 1's starter run once left a test report cut short mid-message (its exit test's
+    # child had crashed by design); a report without its end is not trusted: run once more.
+    if [ "$status" -ne 124 ] && [ -f "${xml%.xml}-swift-testing.xml" ] &&
+        ! grep -q "</testsuites>" "${xml%.xml}-swift-testing.xml"; then
+        rm -f "$xml" "${xml%.xml}-swift-testing.xml"
+        KATA_CHAPTER=$chapter kata_run_bounded "${KATA_RUN_SECONDS:-$(kata_seconds 300)}" "$out.log" \
+            swift test "$@" --filter "Chapter${chapter}Tests\\." --xunit-output "$xml"
+        status=$?
+    fi
     kata_verdicts "${xml%.xml}-swift-testing.xml" > "$out"
     [ "$status" -eq 124 ] && return 124
     grep -q "Build complete!" "$out.log" || return 1

@@ -278,7 +278,7 @@ final class ListView: Sendable {
         let cell = Cell(name: "row \(row)'s cell for \(image) (request \(number))")
         cells.withValue { $0.append(WeakCell(name: cell.name, cell: cell)) }
         let deliveries = deliveries
-        await onMainQueue { [pipeline] in
+        await MainQueue.run(calling) { [pipeline] in
             pipeline.request(row: row, url: address(image), visible: visible) { [cell] result in
                 let outcome =
                     switch result {
@@ -294,12 +294,12 @@ final class ListView: Sendable {
 
     /// Tells the pipeline that `row` scrolled into view.
     func scrollIntoView(_ row: Int) async {
-        await onMainQueue { [pipeline] in pipeline.rowBecameVisible(row) }
+        await MainQueue.run(calling) { [pipeline] in pipeline.rowBecameVisible(row) }
     }
 
     /// Tells the pipeline, in one pass on the main queue, that each of `rows` left the screen, in order.
     func scrollAway(_ rows: Int...) async {
-        await onMainQueue { [pipeline] in rows.forEach(pipeline.rowLeftScreen) }
+        await MainQueue.run(calling) { [pipeline] in rows.forEach(pipeline.rowLeftScreen) }
     }
 
     /// What the callbacks of `row` received, in order.
@@ -318,14 +318,5 @@ final class ListView: Sendable {
     }
 }
 
-/// Runs `body` on the main queue and waits, bounded, until it has run.
-func onMainQueue(
-    isolation: isolated (any Actor)? = #isolation, _ body: @escaping @Sendable () -> Void
-) async {
-    let done = Protected(false)
-    DispatchQueue.main.async {
-        body()
-        done.withValue { $0 = true }
-    }
-    await waitUntil("the list view's call on the main queue to return") { done.value }
-}
+/// What a wait for the list view's call names when the call never returns.
+private let calling = "the list view's call on the main queue to return"

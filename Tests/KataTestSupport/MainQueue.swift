@@ -18,6 +18,25 @@ public enum MainQueue {
         return DispatchQueue.getSpecific(key: key) ?? false
     }
 
+    /// Runs `body` on the main queue and suspends until it has run.
+    ///
+    /// - Parameter description: What the wait is for, as its failure names it.
+    /// - Returns: Whether it ran within the bound.
+    @discardableResult
+    public static func run(
+        _ description: String,
+        isolation: isolated (any Actor)? = #isolation,
+        sourceLocation: SourceLocation = #_sourceLocation,
+        _ body: @escaping @Sendable () -> Void
+    ) async -> Bool {
+        let done = Protected(false)
+        DispatchQueue.main.async {
+            body()
+            done.withValue { $0 = true }
+        }
+        return await waitUntil(description, sourceLocation: sourceLocation) { done.value }
+    }
+
     /// Suspends until the main queue has run everything enqueued before this call.
     ///
     /// - Returns: Whether it did so within the bound.
@@ -26,10 +45,6 @@ public enum MainQueue {
         isolation: isolated (any Actor)? = #isolation,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async -> Bool {
-        let done = Protected(false)
-        DispatchQueue.main.async { done.withValue { $0 = true } }
-        return await waitUntil(
-            "the main queue to run the blocks enqueued on it", sourceLocation: sourceLocation
-        ) { done.value }
+        await run("the main queue to run the blocks enqueued on it", sourceLocation: sourceLocation) {}
     }
 }
