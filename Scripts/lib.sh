@@ -22,25 +22,50 @@ kata_is_chapter() {
     kata_chapters | grep -qx "$1"
 }
 
-# Runs a command with output to file $2, killing it after $1 seconds.
-# Returns the command's status, or 124 when it was killed for taking too long.
+# The platform this runs on, as mutant tags name it: linux or darwin.
+kata_platform() {
+    case $(uname -s) in Darwin) echo darwin ;; *) echo linux ;; esac
+}
+
+# Ends process $1 and every process below it (children first, so that none is orphaned).
+kata_kill_tree() {
+    local child
+    for child in $(pgrep -P "$1" 2>/dev/null); do
+        kata_kill_tree "$child"
+    done
+    kill -KILL "$1" 2>/dev/null
+}
+
+# The process kata_run_bounded is waiting for; ended with its tree if this script is stopped,
+# so that a grader's time-out or Ctrl-C leaves no `swift test` running.
+kata_bounded_pid=""
+kata_stop_bounded() {
+    [ -n "$kata_bounded_pid" ] && kata_kill_tree "$kata_bounded_pid"
+    kata_bounded_pid=""
+}
+trap 'kata_stop_bounded' EXIT
+trap 'kata_stop_bounded; exit 143' TERM
+trap 'kata_stop_bounded; exit 130' INT
+trap 'kata_stop_bounded; exit 129' HUP
+
+# Runs a command with output to file $2, ending it (and everything it started) after $1
+# seconds. Returns the command's status, or 124 when it was ended for taking too long.
 kata_run_bounded() {
     local seconds=$1 log=$2
     shift 2
     "$@" > "$log" 2>&1 &
     local pid=$! waited=0
+    kata_bounded_pid=$pid
     while kill -0 "$pid" 2>/dev/null; do
         if [ "$waited" -ge $((seconds * 10)) ]; then
-            kill -TERM "$pid" 2>/dev/null
-            pkill -TERM -P "$pid" 2>/dev/null
-            sleep 1
-            kill -KILL "$pid" 2>/dev/null
+            kata_stop_bounded
             wait "$pid" 2>/dev/null
             return 124
         fi
         sleep 0.1
         waited=$((waited + 1))
     done
+    kata_bounded_pid=""
     wait "$pid"
 }
 
@@ -72,6 +97,20 @@ kata_seconds() {
     awk -v base="$1" -v scale="${KATA_TIME_SCALE:-1}" 'BEGIN { s = base * scale; if (s < base) s = base; printf "%d\n", s }'
 }
 
+# Runs a command with its address space capped at KATA_MEMORY_MB megabytes, when that is set and
+# the command is no ThreadSanitizer run (which reserves far more address space than it uses), so
+# that code allocating without end fails alone instead of making a shared machine swap.
+kata_capped() {
+    case " $* " in
+        *" --sanitize=thread "*) "$@"; return ;;
+    esac
+    if [ -n "${KATA_MEMORY_MB:-}" ]; then
+        (ulimit -v $((KATA_MEMORY_MB * 1024)) 2> /dev/null; exec "$@")
+    else
+        "$@"
+    fi
+}
+
 # Runs chapter $1's specs with the given extra `swift test` arguments; writes verdicts to $2
 # and the log to $2.log. Only chapter $1 is built (KATA_CHAPTER), so another chapter that does
 # not compile cannot stop it. Returns 0 when the run completed (whatever its verdicts), 1 when
@@ -82,7 +121,7 @@ kata_run_chapter() {
     local xml="$out.xunit.xml"
     rm -f "$out" "$xml" "${xml%.xml}-swift-testing.xml"
     KATA_CHAPTER=$chapter kata_run_bounded "${KATA_RUN_SECONDS:-$(kata_seconds 300)}" "$out.log" \
-        swift test "$@" --filter "Chapter${chapter}Tests\\." --xunit-output "$xml"
+        kata_capped swift test "$@" --filter "Chapter${chapter}Tests\\." --xunit-output "$xml"
     local status=$?
     # Chapter 1's starter run once left a test report cut short mid-message (its exit test's
     # child had crashed by design); a report without its end is not trusted: run once more.
@@ -90,14 +129,14 @@ kata_run_chapter() {
         ! grep -q "</testsuites>" "${xml%.xml}-swift-testing.xml"; then
         rm -f "$xml" "${xml%.xml}-swift-testing.xml"
         KATA_CHAPTER=$chapter kata_run_bounded "${KATA_RUN_SECONDS:-$(kata_seconds 300)}" "$out.log" \
-            swift test "$@" --filter "Chapter${chapter}Tests\\." --xunit-output "$xml"
+            kata_capped swift test "$@" --filter "Chapter${chapter}Tests\\." --xunit-output "$xml"
         status=$?
     fi
     kata_verdicts "${xml%.xml}-swift-testing.xml" > "$out"
     [ "$status" -eq 124 ] && return 124
     grep -q "Build complete!" "$out.log" || return 1
     # An exit test's child may crash by design; only a crash of the runner itself counts.
-    if [ ! -s "$out" ] || grep -q "exited with unexpected signal" "$out.log"; then
+    if [ ! -s "$out" ] || grep -qi "exited with unexpected signal" "$out.log"; then
         return 2
     fi
     return 0
@@ -113,21 +152,23 @@ kata_isolate_specs() {
     KATA_CHAPTER=$chapter swift test list "$@" 2> "$out.list.log" | grep "^Chapter${chapter}Tests\\." > "$out.list"
     [ -s "$out.list" ] || return 1
     : > "$out.isolated"
+    : > "$out.signals"
     while IFS= read -r id; do
         suite=$(printf '%s' "${id%/*}" | tr '/' '.')
         name=${id##*/}
         pattern=$(printf '%s' "${id%%(*}" | sed 's/[.[\*^$+?{}|]/\\&/g')
         rm -f "$one.xunit.xml" "$one.xunit-swift-testing.xml"
         KATA_CHAPTER=$chapter kata_run_bounded "${KATA_SPEC_SECONDS:-$(kata_seconds 30)}" "$one.log" \
-            swift test "$@" --skip-build --filter "$pattern\\(" --xunit-output "$one.xunit.xml"
+            kata_capped swift test "$@" --skip-build --filter "$pattern\\(" --xunit-output "$one.xunit.xml"
         status=$?
         kata_verdicts "$one.xunit-swift-testing.xml" | grep -F "	$name" | head -1 > "$one"
         if [ "$status" -eq 124 ]; then
             printf 'hang\t%s\t%s\n' "$suite" "$name"
-        elif [ -s "$one" ] && ! grep -q "exited with unexpected signal" "$one.log"; then
+        elif [ -s "$one" ] && ! grep -qi "exited with unexpected signal" "$one.log"; then
             cat "$one"
         else
             printf 'crash\t%s\t%s\n' "$suite" "$name"
+            printf '%s\t%s\n' "${name%%(*}" "$(grep -oiE 'exited with unexpected signal code [0-9]+' "$one.log" | grep -oE '[0-9]+$' | head -1)" >> "$out.signals"
         fi >> "$out.isolated"
         { printf '\n=== %s\n' "$id"; cat "$one.log"; } >> "$out.log"
     done < "$out.list"
@@ -166,14 +207,28 @@ kata_json_string() {
     printf '"%s"' "$(printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g' | awk 'BEGIN { ORS = "" } NR > 1 { print "\\n" } { print }')"
 }
 
-# One line on the first data race in ThreadSanitizer log $2: its kind and the lines of chapter
-# $1's code that took part.
+# One line on the first data race in ThreadSanitizer log $2: its kind, then each of its two
+# accesses (read or write) with the first line of chapter $1's own code on that access's stack.
 kata_race_summary() {
     local kind places
     kind=$(grep -m1 "WARNING: ThreadSanitizer" "$2" | sed 's/.*WARNING: ThreadSanitizer: //; s/ (pid=.*//')
-    places=$(awk '/WARNING: ThreadSanitizer/ { n++ } n == 1' "$2" |
-        grep -oE "(Chapters|Solutions)/Chapter$1/[^ :]+:[0-9]+" | awk '!seen[$0]++' | head -2 | sed '2s/^/and /' | paste -sd ' ' -)
-    printf 'ThreadSanitizer: %s%s' "${kind:-a data race}" "${places:+, at $places}"
+    places=$(awk -v chapter="Chapter$1/" '
+        /WARNING: ThreadSanitizer/ { n++; next }
+        n != 1 { next }
+        /^  [A-Z][a-z]+( [a-z]+)* of size [0-9]+ / {
+            access = $0; sub(/^  /, "", access); sub(/ of size.*/, "", access)
+            access = tolower(substr(access, 1, 1)) substr(access, 2)
+            want = 1; next
+        }
+        want && /#[0-9]+ / && index($0, chapter) {
+            where = $0; sub(".*/" chapter, "", where); sub(/[ )].*/, "", where)
+            sub(/:[0-9]+$/, "&", where); split(where, parts, ":")
+            printf "%s%s at %s:%s", (count++ ? " and " : ""), access, parts[1], parts[2]
+            want = 0
+        }
+        /^  *$/ { want = 0 }
+    ' "$2")
+    printf 'ThreadSanitizer: %s%s' "${kind:-a data race}" "${places:+: $places}"
 }
 
 # The lesson section of chapter $1 that teaches its races (a ## heading that names races or
@@ -198,4 +253,42 @@ kata_spec_hint_level() {
         /^[0-9]+\. / { current = $0; sub(/\..*/, "", current); if (current == level) { line = $0; sub(/^[0-9]+\. /, "", line); print line }; next }
         current == level && NF { sub(/^[ \t]+/, ""); print }
     ' "$file"
+}
+
+# The claim ids a mutant or control patch names in its first line, one per line.
+kata_patch_claims() {
+    head -1 "$1" | grep -oE '\bC[0-9]+\b' | sort -u
+}
+
+# Whether patch $1's first line carries tag $2 (tsan, linux-only, darwin-only).
+kata_patch_has_tag() {
+    head -1 "$1" | grep -qF "[$2]"
+}
+
+# The claim ids the `// Covers:` line above spec function $2 of chapter $1 names, one per line.
+kata_spec_claims() {
+    local name=${2%%(*}
+    awk -v name="$name" '
+        /^[ \t]*\/\// { if ($0 ~ /Covers:/) covers = $0; next }
+        /@Test/ { pending = covers; inside = 1 }
+        inside && /func / {
+            if ($0 ~ "func " name "\\(") { print pending; exit }
+            inside = 0
+        }
+        !/@Test/ && !inside { covers = "" }
+    ' Tests/Chapter"$1"Tests/*.swift | grep -oE '\bC[0-9]+\b' | sort -u
+}
+
+# What a spec that crashed the test process did, from the signal that ended it; $1 is the
+# isolated run's file (kata_isolate_specs wrote $1.signals) and $2 the spec's function name.
+kata_crash_words() {
+    local signal
+    signal=$(awk -F '\t' -v name="${2%%(*}" '$1 == name { print $2 }' "$1.signals" 2>/dev/null | head -1)
+    case $signal in
+        4|5) printf 'This spec crashed the test process with a trap (signal %s): a fatalError or precondition, a\nforce-unwrapped nil, an arithmetic overflow, a continuation resumed twice, an operation started\ntwice or while not ready, or an allocation that failed under the memory cap.' "$signal" ;;
+        11|10) printf 'This spec crashed the test process with a memory fault (signal %s): most often a stack\noverflow (a function or property that calls itself without end) or an object used after it\nwas freed.' "$signal" ;;
+        6) printf 'This spec crashed the test process with an abort (signal 6): an exception raised by\nFoundation on macOS, or an allocation that failed under the memory cap.' ;;
+        9) printf 'This spec was killed (signal 9): most often it used more memory than the cap of %s MB\n(KATA_MEMORY_MB); look for work that allocates without end.' "${KATA_MEMORY_MB:-8192}" ;;
+        *) printf 'This spec crashed the test process%s: your code trapped (an operation started twice or\nwhile not ready, a continuation resumed twice, a force-unwrapped nil), overflowed its stack, or\nran out of memory.' "${signal:+ (signal $signal)}" ;;
+    esac
 }
