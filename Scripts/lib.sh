@@ -292,3 +292,19 @@ kata_crash_words() {
         *) printf 'This spec crashed the test process%s: your code trapped (an operation started twice or\nwhile not ready, a continuation resumed twice, a force-unwrapped nil), overflowed its stack, or\nran out of memory.' "${signal:+ (signal $signal)}" ;;
     esac
 }
+
+# The compiler's errors for chapter $1 in build log $2: in the chapter's code first, then in its
+# specs (a public signature the specs call was changed), at most $3 lines.
+kata_compile_errors() {
+    local mine specs
+    mine=$(grep -E "(Chapters|Solutions)/Chapter$1/.*error:" "$2" | sed 's|^.*/\(Chapters/\)|\1|; s|^.*/\(Solutions/\)|\1|' | sort -u)
+    specs=$(grep -E "Tests/Chapter$1Tests/.*error:" "$2" | sed 's|^.*/\(Tests/\)|\1|' | sort -u)
+    {
+        [ -n "$mine" ] && printf '%s\n' "$mine"
+        if [ -n "$specs" ]; then
+            echo "The specs no longer compile against your code: keep the starter's public names and signatures."
+            printf '%s\n' "$specs"
+        fi
+        [ -n "$mine$specs" ] || grep -m3 "error:" "$2"
+    } | head -"$3"
+}
