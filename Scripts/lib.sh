@@ -215,18 +215,19 @@ kata_race_summary() {
     places=$(awk -v chapter="Chapter$1/" '
         /WARNING: ThreadSanitizer/ { n++; next }
         n != 1 { next }
-        /^  [A-Z][a-z]+( [a-z]+)* of size [0-9]+ / {
+        /^  (Previous )?(Atomic )?([Rr]ead|[Ww]rite) of size [0-9]+ / && count < 2 {
             access = $0; sub(/^  /, "", access); sub(/ of size.*/, "", access)
             access = tolower(substr(access, 1, 1)) substr(access, 2)
             want = 1; next
         }
-        want && /#[0-9]+ / && index($0, chapter) {
-            where = $0; sub(".*/" chapter, "", where); sub(/[ )].*/, "", where)
-            sub(/:[0-9]+$/, "&", where); split(where, parts, ":")
-            printf "%s%s at %s:%s", (count++ ? " and " : ""), access, parts[1], parts[2]
-            want = 0
+        want && /#[0-9]+ / && match($0, /(Chapters|Solutions)\/Chapter[0-9]+\/[^ :]+:[0-9]+/) {
+            where = substr($0, RSTART, RLENGTH)
+            if (index(where, chapter)) {
+                printf "%s%s at %s", (count++ ? " and " : ""), access, where
+                want = 0
+            }
         }
-        /^  *$/ { want = 0 }
+        /^ *$/ { want = 0 }
     ' "$2")
     printf 'ThreadSanitizer: %s%s' "${kind:-a data race}" "${places:+: $places}"
 }
