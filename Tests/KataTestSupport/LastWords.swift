@@ -40,6 +40,13 @@ public enum LastWords {
         Issue.record(Comment(rawValue: said + statusLegend), sourceLocation: sourceLocation)
     }
 
+    /// Records, when the exit test failed (`result` is nil), how to read the exit status Swift
+    /// Testing printed above: for a scenario whose child leaves no words.
+    public static func explain(_ result: ExitTest.Result?, sourceLocation: SourceLocation = #_sourceLocation) {
+        guard result == nil else { return }
+        Issue.record(Comment(rawValue: statusLegend), sourceLocation: sourceLocation)
+    }
+
     /// How to read the `→` status Swift Testing prints for a failed exit test.
     public static let statusLegend = """
         How the child process ended (the status after → above): .exitCode(1), the scenario \
