@@ -13,8 +13,10 @@ public final class SyncEngine: @unchecked Sendable {  // the store is set once, 
     public var progress: Progress { queue.progress }
 
     /// Creates an engine that calls `onSaved` on the main queue for each note it saved.
-    public init(onSaved: @escaping @Sendable (Note) -> Void = { _ in }) {
-        queue = OperationQueue()
+    ///
+    /// - Parameter queue: An empty operation queue for the engine's jobs alone; the engine sets it up.
+    public init(queue: OperationQueue = OperationQueue(), onSaved: @escaping @Sendable (Note) -> Void = { _ in }) {
+        self.queue = queue
         queue.name = "sync"
         // Nothing can be saved before the store is open: jobs wait in the suspended queue.
         queue.isSuspended = true

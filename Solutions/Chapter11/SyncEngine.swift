@@ -11,7 +11,7 @@ public final class SyncEngine: @unchecked Sendable {  // mutable state is only t
     private var state = State()  // protected by lock
 
     private struct State {
-        /// Kept strongly: `underlyingQueue` does not keep its dispatch queue alive.
+        /// The store the jobs save into, once it is open.
         var store: (any NoteStore)?
         /// Jobs asked for before the store was open; the queue must stay empty until then.
         var waiting: [UploadJob] = []
@@ -25,8 +25,10 @@ public final class SyncEngine: @unchecked Sendable {  // mutable state is only t
     public var progress: Progress { queue.progress }
 
     /// Creates an engine that calls `onSaved` on the main queue for each note it saved.
-    public init(onSaved: @escaping @Sendable (Note) -> Void = { _ in }) {
-        queue = OperationQueue()
+    ///
+    /// - Parameter queue: An empty operation queue for the engine's jobs alone; the engine sets it up.
+    public init(queue: OperationQueue = OperationQueue(), onSaved: @escaping @Sendable (Note) -> Void = { _ in }) {
+        self.queue = queue
         queue.name = "sync"
         // Width one: the store's queue is serial anyway, and this way the operation queue keeps
         // the choice of what runs next instead of handing every job over in arrival order.
@@ -34,9 +36,10 @@ public final class SyncEngine: @unchecked Sendable {  // mutable state is only t
         self.onSaved = onSaved
     }
 
-    /// Starts saving into `store`; jobs asked for before now go first.
+    /// Starts saving into `store`; jobs asked for before now go first. Does nothing after `stop()`.
     public func open(_ store: any NoteStore) {
         let held: [UploadJob] = lock.withLock {
+            guard !state.stopped else { return [] }
             state.store = store
             // Allowed only while the queue is empty: the earlier jobs are still in `waiting`.
             queue.underlyingQueue = store.queue
@@ -87,10 +90,16 @@ public final class SyncEngine: @unchecked Sendable {  // mutable state is only t
         held.forEach { $0() }
     }
 
-    /// Cancels every upload not yet saved and drops every update not yet delivered.
+    /// Cancels every upload not yet saved, those still waiting for `open(_:)` included, and
+    /// every upload asked for later; drops every update not yet delivered.
     public func stop() {
-        lock.withLock { state.stopped = true }
+        let waiting = lock.withLock {
+            state.stopped = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }
         queue.cancelAllOperations()
+        end(waiting)
     }
 
     private func makeJob(_ note: Note) -> UploadJob {
@@ -102,13 +111,35 @@ public final class SyncEngine: @unchecked Sendable {  // mutable state is only t
         }
     }
 
-    /// Adds `jobs` to the queue once the store is open, or keeps them until then.
+    /// Adds `jobs` to the queue once the store is open, keeps them until then, and ends them at
+    /// once after `stop()`.
     private func enqueue(_ jobs: [UploadJob]) {
-        let open = lock.withLock {
-            if state.store == nil { state.waiting += jobs }
-            return state.store != nil
+        enum Fate { case queue, wait, end }
+        let fate: Fate = lock.withLock {
+            if state.stopped { return .end }
+            if state.store == nil {
+                state.waiting += jobs
+                return .wait
+            }
+            return .queue
         }
-        if open { queue.addOperations(jobs, waitUntilFinished: false) }
+        switch fate {
+        case .queue:
+            queue.addOperations(jobs, waitUntilFinished: false)
+            // A stop() between the check above and the adding cancelled none of them.
+            if lock.withLock({ state.stopped }) { jobs.forEach { $0.cancel() } }
+        case .wait: break
+        case .end: end(jobs)
+        }
+    }
+
+    /// Cancels jobs that no queue holds and finishes them here, so that what depends on them (a
+    /// batch's end) is released: a cancelled operation that is never started never finishes.
+    private func end(_ jobs: [UploadJob]) {
+        for job in jobs {
+            job.cancel()
+            job.start()  // cancelled, so it finishes without calling main()
+        }
     }
 
     /// Runs `update` on the main queue, unless the engine has stopped by then; holds it while paused.

@@ -164,3 +164,55 @@ func described(_ progress: Progress) -> String {
     let percent = Int((progress.fractionCompleted * 100).rounded())
     return "\(progress.completedUnitCount) of \(progress.totalUnitCount) (\(percent) %)"
 }
+
+/// The first call that asks an engine for work.
+enum FirstCall: String, CaseIterable, Sendable, CustomStringConvertible {
+    case batch = "upload(_:then:)"
+    case urgent = "uploadNow(_:)"
+
+    var description: String { rawValue }
+}
+
+@Suite("Progress counts jobs that end at once")
+struct EarlyProgressSpecs {
+    // The store is free, and the jobs end before the call that asked for them returns. Look at
+    // where upload(_:then:) and uploadNow(_:) raise the total of SyncEngine.progress: before or
+    // after the jobs reach the queue? See "Progress counts finished work".
+    // Covers: C78
+    @Test("a job that ends before the call that asked for it returns still counts", arguments: FirstCall.allCases)
+    func progressCountsJobsThatEndAtOnce(first: FirstCall) async {
+        let store = Desk()
+        let queue = EngineQueue()
+        let engine = SyncEngine(queue: queue)
+        engine.open(store)
+        let added = Protected<[String]?>(nil)
+        queue.afterNextAdding { operations in
+            // The window: the jobs are in the queue, the engine's next lines have not run yet.
+            _ = settles(within: patience) { operations.allSatisfy(\.isFinished) }
+            added.withValue { $0 = operations.map { $0.name ?? "an operation" } }
+        }
+        let jobs =
+            switch first {
+            case .batch: engine.upload(notes("a", "b"))
+            case .urgent: [engine.uploadNow(Note("urgent"))]
+            }
+        guard added.value != nil else {
+            Issue.record(
+                """
+                \(first) never added a job to the operation queue the engine was given: an engine \
+                runs its jobs on the queue passed to init(queue:onSaved:).
+                \(lesson.see("Progress counts finished work"))
+                """)
+            return
+        }
+        await waitUntil(
+            "progress to read 100 % once every job asked for had ended", timeout: patience,
+            hint: """
+                Every job ended and progress read \(described(engine.progress)). Here the jobs \
+                ended before \(first) returned: a job that ends before any total was set is never \
+                counted, so the total must be raised before the jobs reach the queue.
+                \(lesson.see("Progress counts finished work"))
+                """
+        ) { jobs.allSatisfy(\.isFinished) && engine.progress.fractionCompleted == 1 }
+    }
+}

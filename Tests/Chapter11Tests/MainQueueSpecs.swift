@@ -116,3 +116,147 @@ struct MainQueueSpecs {
             """)
     }
 }
+
+/// What happens on the main queue right after `resumeUpdates()`.
+enum AfterResuming: String, CaseIterable, Sendable, CustomStringConvertible {
+    case stopInTheSameOperation = "stop() in the same main-queue operation"
+    case newerUpdateWaiting = "a newer update already waiting on the main queue"
+
+    var description: String { rawValue }
+}
+
+/// Where uploads come from that `stop()` must end.
+enum LateUpload: String, CaseIterable, Sendable, CustomStringConvertible {
+    case askedBeforeOpen = "asked for before open(_:), then stop()"
+    case askedAfterStop = "asked for after stop()"
+
+    var description: String { rawValue }
+}
+
+@Suite("Held updates and stopped uploads")
+struct ResumeAndStopSpecs {
+    // Updates a and b were held while paused. Look at what resumeUpdates() does with them: does
+    // it deliver them itself, or send them to the main queue once more, behind whatever already
+    // waits there? See "The main queue is everybody's".
+    // Covers: C80
+    @Test("resumeUpdates() delivers the held updates at once", arguments: AfterResuming.allCases)
+    func resumeDeliversHeldUpdatesAtOnce(next: AfterResuming) async {
+        let store = Desk()
+        let screen = Screen()
+        let engine = SyncEngine(onSaved: screen.onSaved)
+        engine.open(store)
+        let saved = Protected(false)
+        await onTheMainQueue("the operation that pauses updates") {
+            let jobs = engine.upload(notes("a", "b"))
+            saved.withValue { $0 = settles(within: patience) { jobs.allSatisfy(\.isFinished) } }
+            engine.pauseUpdates()
+        }
+        defer { engine.resumeUpdates() }
+        guard saved.value else {
+            Issue.record("The notes a and b were never saved; the store saw \(store.saves.timeline).")
+            return
+        }
+        // The updates for a and b run now, and are held.
+        await onTheMainQueue("an operation queued after the updates for a and b") {}
+        guard screen.updates.count == 0 else {
+            Issue.record(
+                """
+                While updates were paused, the screen received \(screen.updates.timeline): nothing \
+                was held, so nothing can be resumed.
+                \(lesson.see("The main queue is everybody's"))
+                """)
+            return
+        }
+        switch next {
+        case .stopInTheSameOperation:
+            await onTheMainQueue("the operation that resumes updates and stops the engine") {
+                engine.resumeUpdates()
+                engine.stop()
+                screen.updates.record("stop() returned")
+            }
+            await onTheMainQueue("an operation queued after it") {}
+            let updates = screen.updates.all
+            let late = updates.drop { $0 != "stop() returned" }.dropFirst()
+            #expect(
+                late.isEmpty,
+                """
+                resumeUpdates() then stop(), in one main-queue operation: the screen received \
+                \(screen.updates.timeline). Nothing may reach the screen after stop() returned; \
+                held updates sent to the main queue once more arrive after it.
+                \(lesson.see("The main queue is everybody's"))
+                """)
+        case .newerUpdateWaiting:
+            let savedC = Protected(false)
+            await onTheMainQueue("the operation that saves c and resumes updates") {
+                let jobs = engine.upload(notes("c"))
+                savedC.withValue { $0 = settles(within: patience) { jobs.allSatisfy(\.isFinished) } }
+                engine.resumeUpdates()
+            }
+            guard savedC.value else {
+                Issue.record("The note c was never saved; the store saw \(store.saves.timeline).")
+                return
+            }
+            await waitUntil(
+                "a, b and c to reach the screen after resumeUpdates()",
+                hint: "The screen received \(screen.updates.timeline). \(lesson.see("The main queue is everybody's"))"
+            ) { screen.updates.count >= 3 }
+            #expect(
+                screen.updates.all == ["a", "b", "c"],
+                """
+                a and b were held, c's update was already waiting on the main queue when \
+                resumeUpdates() ran, and the screen received \(screen.updates.timeline); expected \
+                a, b, c: the held updates are older, so they go first.
+                \(lesson.see("The main queue is everybody's"))
+                """)
+        }
+    }
+
+    // Look at what stop() does with the jobs that never reached the queue (those waiting for
+    // open(_:)) and at what upload(_:then:) does once the engine has stopped. A cancelled job
+    // that nobody starts never finishes, and whatever depends on it waits for good. See "The
+    // main queue is everybody's" and "Running on a queue you own".
+    // Covers: C75, C80
+    @Test("after stop(), every upload ends without saving, and its batch never reports done", arguments: LateUpload.allCases)
+    func stopEndsEveryUpload(upload: LateUpload) async {
+        let store = Desk()
+        let screen = Screen()
+        let engine = SyncEngine(onSaved: screen.onSaved)
+        if upload == .askedAfterStop { engine.open(store) }
+        let asked = Protected<[UploadJob]>([])
+        await onTheMainQueue("the operation that asks for uploads and stops the engine") {
+            if upload == .askedAfterStop { engine.stop() }
+            let jobs = engine.upload(notes("a", "b"), then: screen.done()) + [engine.uploadNow(Note("urgent"))]
+            asked.withValue { $0 = jobs }
+            if upload == .askedBeforeOpen { engine.stop() }
+        }
+        let jobs = asked.value
+        await waitUntil(
+            "every job (\(upload)) to end after stop()",
+            hint: """
+                \(jobs.filter { !$0.isFinished }.map(\.note.title)) never finished \
+                (cancelled: \(jobs.filter(\.isCancelled).map(\.note.title))). A job that no queue \
+                holds is the engine's to cancel and to end, or its batch's end waits for it forever.
+                \(lesson.see("Running on a queue you own"))
+                """,
+            givingUpWhen: {
+                store.saves.count > 0 ? "the store saved \(store.saves.timeline) after stop()" : nil
+            }
+        ) { jobs.allSatisfy(\.isFinished) }
+        #expect(
+            store.saves.count == 0,
+            """
+            Uploads \(upload): the store saved \(store.saves.timeline). After stop() nothing may \
+            be saved.
+            \(lesson.see("The main queue is everybody's"))
+            """)
+        await onTheMainQueue("an operation queued after the jobs ended") {}
+        await onTheMainQueue("an operation queued after what that one let run") {}
+        #expect(
+            screen.updates.count == 0,
+            """
+            Uploads \(upload): the screen received \(screen.updates.timeline). A batch's done is \
+            an update like the others: dropped once the engine stopped.
+            \(lesson.see("The main queue is everybody's"))
+            """)
+    }
+}

@@ -126,3 +126,67 @@ struct StoreQueueSpecs {
             """)
     }
 }
+
+@Suite("An urgent job is urgent when the queue gets it")
+struct UrgentWhenAddedSpecs {
+    // The store is busy with a; right after the urgent job reaches the queue, a ends and the
+    // queue picks the next job. Look at when uploadNow(_:) sets its job's priority and class:
+    // before adding it, or after? Linux re-sorts a waiting job whose priority changes; Apple's
+    // documentation promises no such thing. See "A serial queue underneath is not a width of one"
+    // and "Whose quality of service".
+    // Covers: C76, C77
+    @Test("the urgent note goes next even when the store frees up the moment its job is added")
+    func urgentJobIsUrgentWhenAdded() async {
+        let store = Desk()
+        let queue = EngineQueue()
+        let engine = SyncEngine(queue: queue)
+        engine.open(store)
+        store.hold()
+        defer { store.release() }
+        engine.upload(notes("a", "b", "c", "d"))
+        let gate = store.pause(atSave: 2)
+        defer { gate.open() }
+        queue.afterNextAdding { _ in
+            // The window: the urgent job is in the queue; the store saves a, and the queue hands
+            // it the next job, which waits at the gate.
+            store.release()
+            _ = settles(within: patience) { store.arrivals.count >= 2 }
+        }
+        let urgent = engine.uploadNow(Note("urgent"))
+        gate.open()
+        guard
+            await waitUntil(
+                "all five notes to be saved", timeout: patience,
+                hint: """
+                    The store saw \(store.saves.timeline). \
+                    \(lesson.see("A serial queue underneath is not a width of one"))
+                    """,
+                givingUpWhen: {
+                    urgent.isFinished && store.saves.count < 5 && !store.saved.contains("urgent")
+                        ? "the urgent job finished and the store never saved it: \(store.saves.timeline)" : nil
+                }, { store.saves.count >= 5 })
+        else { return }
+        let position = store.saved.firstIndex(of: "urgent") ?? 5
+        #expect(
+            position <= 1,
+            """
+            The store freed up right after the urgent job was added, and saved \
+            \(store.saves.timeline): the urgent note came in position \(position + 1), not second. \
+            The queue chose the next job by the priority the urgent job had when it was added; \
+            give it its priority and class before adding it.
+            \(lesson.see("A serial queue underneath is not a width of one"))
+            """)
+        // Apple platforms run a job at the class it had when it was added; Linux threads do not
+        // show a job's class at all (Tests/PLATFORM.md), so only Darwin checks it.
+        #if canImport(Darwin)
+            let urgentClass = store.saves.all.first { $0.title == "urgent" }?.threadClass ?? 0
+            #expect(
+                urgentClass >= UInt32(QualityOfService.userInitiated.rawValue),
+                """
+                The urgent note was saved on a thread of class \(urgentClass); expected at least \
+                user-initiated, the class its job must have when it is added.
+                \(lesson.see("Whose quality of service"))
+                """)
+        #endif
+    }
+}

@@ -26,6 +26,8 @@ final class Desk: NoteStore {
         let onTheStoreQueue: Bool
         /// Whether it ran inside an operation that an operation queue started.
         let insideAnOperation: Bool
+        /// The quality-of-service class of the thread it ran on, where the platform reports it.
+        let threadClass: UInt32?
 
         var description: String {
             switch (onTheStoreQueue, insideAnOperation) {
@@ -41,6 +43,10 @@ final class Desk: NoteStore {
     private let held = Protected(false)
     /// Every save, in the order they ran.
     let saves = Recorder<Save>()
+    /// The title of every call of `save(_:)` as it begins, before any gate holds it.
+    let arrivals = Recorder<String>()
+    /// The gate that saves from a given number on wait at, set by `pause(atSave:)`.
+    private let pause = Protected<(from: Int, gate: Gate)?>(nil)
 
     init() {
         queue.setSpecific(key: key, value: true)
@@ -51,11 +57,24 @@ final class Desk: NoteStore {
     }
 
     func save(_ note: Note) {
+        arrivals.record(note.title)
+        if let (from, gate) = pause.value, arrivals.count >= from {
+            gate.wait(timeout: Bound.standard * 3)
+        }
         saves.record(
             Save(
                 title: note.title,
                 onTheStoreQueue: DispatchQueue.getSpecific(key: key) ?? false,
-                insideAnOperation: OperationQueue.current != nil))
+                insideAnOperation: OperationQueue.current != nil,
+                threadClass: runningThreadClass()))
+    }
+
+    /// Makes the save numbered `number` (counting from 1) and every later one wait, on the store's
+    /// thread, until the returned gate opens; the spec must open it.
+    func pause(atSave number: Int) -> Gate {
+        let gate = Gate("the store's save number \(number)")
+        pause.withValue { $0 = (number, gate) }
+        return gate
     }
 
     /// The titles saved so far, in order.
@@ -112,5 +131,51 @@ func onTheMainQueue(
     }
     return await waitUntil("\(what) to run on the main queue", timeout: timeout, sourceLocation: sourceLocation) {
         ran.value
+    }
+}
+
+/// The quality-of-service class the calling thread runs at, where the platform reports it.
+///
+/// Darwin reports it (`qos_class_self()`), and there `QualityOfService`'s raw values are those
+/// classes, a larger value being more urgent. Linux has no `qos_class_self()`, and a thread there
+/// does not take an operation's class (Tests/PLATFORM.md), so it is nil.
+func runningThreadClass() -> UInt32? {
+    #if canImport(Darwin)
+        qos_class_self().rawValue
+    #else
+        nil
+    #endif
+}
+
+/// An operation queue for an engine that lets a spec act the moment work has been added to it.
+///
+/// A hook set with `afterNextAdding` runs once, on the caller's thread, right after the queue
+/// took the operations and before the call that added them returns: in the engine, before the
+/// lines that follow its `addOperations`. The spec opens a window there instead of waiting for a
+/// race to open it.
+final class EngineQueue: OperationQueue, @unchecked Sendable {  // adds only a locked hook
+    private let hook = Protected<(@Sendable ([Operation]) -> Void)?>(nil)
+
+    /// Runs `body` with the operations of the next call that adds any, right after adding them.
+    func afterNextAdding(_ body: @escaping @Sendable ([Operation]) -> Void) {
+        hook.withValue { $0 = body }
+    }
+
+    override func addOperation(_ op: Operation) {
+        super.addOperation(op)
+        fire([op])
+    }
+
+    override func addOperations(_ ops: [Operation], waitUntilFinished wait: Bool) {
+        super.addOperations(ops, waitUntilFinished: wait)
+        fire(ops)
+    }
+
+    private func fire(_ ops: [Operation]) {
+        let body = hook.withValue { hook in
+            defer { hook = nil }
+            return hook
+        }
+        body?(ops)
     }
 }
