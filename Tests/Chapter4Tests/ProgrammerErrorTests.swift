@@ -78,7 +78,7 @@ struct ProgrammerErrorTests {
     // Covers: C27, C28, C31
     @Test("handed an operation that is not ready, the runner neither crashes nor gives up")
     func notReady() async {
-        await #expect(
+        let outcome = await #expect(
             processExitsWith: .success,
             """
             The child process should end normally. It stopped: the runner either called start() \
@@ -88,6 +88,7 @@ struct ProgrammerErrorTests {
         ) {
             Misuse.notReady()
         }
+        LastWords.explain(outcome)
     }
 
     // Look at the checks at the top of ManualRunner.perform(_:): an operation another thread
@@ -95,7 +96,7 @@ struct ProgrammerErrorTests {
     // Covers: C28
     @Test("handed an operation that is already executing, the runner does not start it again")
     func alreadyExecuting() async {
-        await #expect(
+        let outcome = await #expect(
             processExitsWith: .success,
             """
             The child process should end normally. It stopped: the runner called start() a \
@@ -104,6 +105,7 @@ struct ProgrammerErrorTests {
         ) {
             Misuse.alreadyExecuting()
         }
+        LastWords.explain(outcome)
     }
 
     // Look at ManualRunner.enqueue(_:on:) and perform(_:): what the runner knows about the
@@ -111,7 +113,7 @@ struct ProgrammerErrorTests {
     // Covers: C34
     @Test("the runner does not start by hand an operation that sits in a queue")
     func queuedIsLeftToTheQueue() async {
-        await #expect(
+        let outcome = await #expect(
             processExitsWith: .success,
             """
             The child process should end normally. It stopped: the runner called start() by \
@@ -120,6 +122,7 @@ struct ProgrammerErrorTests {
         ) {
             Misuse.queued()
         }
+        LastWords.explain(outcome)
     }
 
     // Look at ManualRunner.enqueue(_:on:): an operation the runner has already started.
@@ -127,7 +130,7 @@ struct ProgrammerErrorTests {
     // Covers: C34
     @Test("the runner does not put in a queue an operation it started by hand")
     func startedIsNotQueued() async {
-        await #expect(
+        let outcome = await #expect(
             processExitsWith: .success,
             """
             The child process should end normally. It stopped: the runner added an operation it \
@@ -136,5 +139,6 @@ struct ProgrammerErrorTests {
         ) {
             Misuse.startedThenQueued()
         }
+        LastWords.explain(outcome)
     }
 }
