@@ -123,8 +123,11 @@ struct BatchSpecs {
             """)
     }
 
-    // Look at what upload(_:then:) adds to the queue to learn that its batch is done, and at
-    // what that does to the jobs added after it. See "A barrier holds back everything after it".
+    // Two things decide this order: what upload(_:then:) adds to learn that its batch is done
+    // (a barrier holds back every job added after it), and the width of the engine's queue (a
+    // wide queue hands every job to the serial store at once). The timeline in the message tells
+    // which. See "A barrier holds back everything after it" and "A serial queue underneath is
+    // not a width of one".
     // Covers: C79, C76
     @Test("an urgent note asked for after a batch is saved before the batch's waiting notes")
     func laterUrgentNoteIsNotHeldBackByABatch() async {
@@ -152,8 +155,9 @@ struct BatchSpecs {
             urgentBeforeC,
             """
             The urgent note, asked for after the batch, was saved after c: \(store.saves.timeline). \
-            What marks the batch as done must not hold back the jobs added after it, and the queue \
-            must still be able to choose the urgent job.
+            Either what marks the batch as done held back the jobs added after it (a barrier), or \
+            the queue handed every job to the store at once and could no longer choose the urgent \
+            one (a width other than one).
             \(lesson.see("A barrier holds back everything after it"))
             """)
     }
