@@ -150,7 +150,7 @@ struct UrgentWhenAddedSpecs {
             // The window: the urgent job is in the queue; the store saves a, and the queue hands
             // it the next job, which waits at the gate.
             store.release()
-            _ = settles(within: patience) { store.arrivals.count >= 2 }
+            _ = settles(within: Bound.standard) { store.arrivals.count >= 2 }
         }
         let urgent = engine.uploadNow(Note("urgent"))
         gate.open()
