@@ -58,11 +58,11 @@ enum CancellingScenario {
             LastWords.fail(
                 "operationCancelled", "export(\"poster\") added no operation to the export queue; \(call.described).")
         }
-        weak let operation = exporter.queue.operations.first
+        let operation = WeakReference(exporter.queue.operations.first)
         exporter.queue.cancelAllOperations()
         exporter.queue.isSuspended = false
         await expectCancelled("operationCancelled", call, studio)
-        await letItsEndRun { operation }
+        await letItsEndRun { operation.value }
     }
 
     /// The task awaiting an export is cancelled while its operation waits in the queue.
@@ -76,9 +76,9 @@ enum CancellingScenario {
             LastWords.fail(
                 "taskCancelled", "export(\"banner\") added no operation to the export queue; \(call.described).")
         }
-        weak let operation = exporter.queue.operations.first
+        let operation = WeakReference(exporter.queue.operations.first)
         call.cancel()
-        guard await within({ operation?.isCancelled == true }) else {
+        guard await within({ operation.value?.isCancelled == true }) else {
             exporter.queue.isSuspended = false
             LastWords.fail(
                 "taskCancelled",
@@ -90,7 +90,7 @@ enum CancellingScenario {
         }
         exporter.queue.isSuspended = false
         await expectCancelled("taskCancelled", call, studio)
-        await letItsEndRun { operation }
+        await letItsEndRun { operation.value }
     }
 
     /// A task that is already cancelled calls export.
