@@ -66,8 +66,10 @@ struct LifetimeSpecs {
             """
             March's report was delivered and the spec let go of everything, yet after \
             \(patience.seconds) s these were still in memory: \(watch.alive + ledger.reportsInMemory.map { "\($0)'s sections" }). \
-            Something still holds the job: the generator, or a completion block that captures it \
-            (a cycle that Linux never breaks).
+            Something still holds the job: the generator, a dependent that keeps it in its \
+            dependencies, or a completion block that captures it strongly (a cycle that Linux \
+            never breaks; Apple platforms clear completionBlock once it starts, so there only the \
+            other holders show).
             \(lesson.see("Completion blocks and cycles"))
             """
         )
