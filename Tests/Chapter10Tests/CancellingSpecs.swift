@@ -120,7 +120,7 @@ struct CancellingSpecs {
     @Test("an operation cancelled before it started still ends the export, with CancellationError")
     func operationCancelledBeforeStartEndsTheExport() async {
         LastWords.forget("operationCancelled")
-        await #expect(
+        let outcome = await #expect(
             processExitsWith: .success,
             """
             The export queue's operations were cancelled before the export's operation started: \
@@ -131,7 +131,7 @@ struct CancellingSpecs {
         ) {
             await CancellingScenario.operationCancelled()
         }
-        LastWords.explain("operationCancelled")
+        LastWords.explain("operationCancelled", outcome)
     }
 
     // Look at what `Exporter.export(_:)` does when the task that awaits it is cancelled.
@@ -140,7 +140,7 @@ struct CancellingSpecs {
     @Test("cancelling the awaiting task cancels the queued operation; export throws CancellationError")
     func cancellingTheTaskCancelsTheOperation() async {
         LastWords.forget("taskCancelled")
-        await #expect(
+        let outcome = await #expect(
             processExitsWith: .success,
             """
             The task awaiting export(_:) was cancelled while its operation waited in the queue: \
@@ -151,7 +151,7 @@ struct CancellingSpecs {
         ) {
             await CancellingScenario.taskCancelled()
         }
-        LastWords.explain("taskCancelled")
+        LastWords.explain("taskCancelled", outcome)
     }
 
     // Look at what `Exporter.export(_:)` does when its task is cancelled before it even
@@ -160,7 +160,7 @@ struct CancellingSpecs {
     @Test("export from a task that is already cancelled renders nothing and throws CancellationError")
     func alreadyCancelledTaskRendersNothing() async {
         LastWords.forget("alreadyCancelled")
-        await #expect(
+        let outcome = await #expect(
             processExitsWith: .success,
             """
             export(_:) was called from a task that was already cancelled: expected \
@@ -170,6 +170,6 @@ struct CancellingSpecs {
         ) {
             await CancellingScenario.alreadyCancelled()
         }
-        LastWords.explain("alreadyCancelled")
+        LastWords.explain("alreadyCancelled", outcome)
     }
 }

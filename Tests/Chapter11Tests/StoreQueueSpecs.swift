@@ -51,7 +51,7 @@ struct StoreQueueSpecs {
     @Test("notes asked for before the store is open are saved on its queue once it opens")
     func uploadsAskedBeforeOpenRunOnTheStore() async {
         LastWords.forget("openLater")
-        await #expect(
+        let outcome = await #expect(
             processExitsWith: .success,
             """
             Expected open(_:) to start saving the notes asked for before it, each as a job on the \
@@ -62,7 +62,7 @@ struct StoreQueueSpecs {
         ) {
             OpeningScenario.openLater()
         }
-        LastWords.explain("openLater")
+        LastWords.explain("openLater", outcome)
     }
 
     // The store is busy. Look at how SyncEngine hands its jobs to the store's queue, at the

@@ -11,7 +11,7 @@ extension Chapter1Specs {
         // Covers: C2, C5
         @Test("removing numbers while a sum runs cannot crash it")
         func shrinkingTheListDuringASumIsSafe() async {
-            await #expect(
+            let outcome = await #expect(
                 processExitsWith: .success,
                 """
                 The app crashed (or showed the wrong total) when numbers were removed while a sum \
@@ -22,6 +22,7 @@ extension Chapter1Specs {
             ) {
                 await ShrinkingListScenario.run()
             }
+            LastWords.explain(outcome)
         }
     }
 }

@@ -10,7 +10,7 @@ struct WholeLifeEndsFinished {
     // Covers: C21, C23, C24
     @Test("started, cancelled before start, and cancelled while running: each ends finished")
     func wholeLifeEndsFinished() async {
-        await #expect(
+        let outcome = await #expect(
             processExitsWith: .success,
             """
             In a process of its own, greetings that are started, cancelled before start, and cancelled \
@@ -24,6 +24,7 @@ struct WholeLifeEndsFinished {
         ) {
             exit(WholeLife.run())
         }
+        LastWords.explain(outcome)
     }
 }
 

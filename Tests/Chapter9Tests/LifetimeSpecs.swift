@@ -123,7 +123,7 @@ struct LifetimeSpecs {
     @Test("regenerate() builds the report again with a new job, without stopping the program")
     func regenerateMakesANewJob() async {
         LastWords.forget("regenerate")
-        await #expect(
+        let outcome = await #expect(
             processExitsWith: .success,
             """
             Expected regenerate() of a finished job to deliver a second, freshly loaded report. \
@@ -133,6 +133,6 @@ struct LifetimeSpecs {
         ) {
             LifetimeScenario.regenerate()
         }
-        LastWords.explain("regenerate")
+        LastWords.explain("regenerate", outcome)
     }
 }

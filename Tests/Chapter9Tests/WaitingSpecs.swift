@@ -183,7 +183,7 @@ struct WaitingSpecs {
     @Test("a digest of three months arrives, although the ledger runs one operation at a time")
     func digestDoesNotWaitInsideItsQueue() async {
         LastWords.forget("digest")
-        await #expect(
+        let outcome = await #expect(
             processExitsWith: .success,
             """
             Expected the digest to arrive within \(patience.seconds) s with every part's sections, \
@@ -194,7 +194,7 @@ struct WaitingSpecs {
         ) {
             WaitingScenario.digest()
         }
-        LastWords.explain("digest")
+        LastWords.explain("digest", outcome)
     }
 
     // refresh() is called on the main queue. Read ReportScreen.refresh: does it wait, and does
@@ -203,7 +203,7 @@ struct WaitingSpecs {
     @Test("refresh() returns at once on the main queue, and the report appears when it is built")
     func refreshLeavesTheMainQueueFree() async {
         LastWords.forget("refresh")
-        await #expect(
+        let outcome = await #expect(
             processExitsWith: .success,
             """
             Expected refresh(), called on the main queue, to return while the report was still \
@@ -213,7 +213,7 @@ struct WaitingSpecs {
         ) {
             WaitingScenario.refresh()
         }
-        LastWords.explain("refresh")
+        LastWords.explain("refresh", outcome)
     }
 
     // flush() must call back once the reports asked for before it are built, without waiting
@@ -223,7 +223,7 @@ struct WaitingSpecs {
     @Test("flush() calls back once earlier reports are built, not waiting for later ones")
     func flushWaitsForEarlierReportsOnly() async {
         LastWords.forget("flush")
-        await #expect(
+        let outcome = await #expect(
             processExitsWith: .success,
             """
             Expected flush() to call back at once on an idle generator, and otherwise as soon as \
@@ -233,6 +233,6 @@ struct WaitingSpecs {
         ) {
             WaitingScenario.flush()
         }
-        LastWords.explain("flush")
+        LastWords.explain("flush", outcome)
     }
 }
