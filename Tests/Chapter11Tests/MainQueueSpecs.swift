@@ -216,7 +216,10 @@ struct ResumeAndStopSpecs {
     // that nobody starts never finishes, and whatever depends on it waits for good. See "The
     // main queue is everybody's" and "Running on a queue you own".
     // Covers: C75, C80
-    @Test("after stop(), every upload ends without saving, and its batch never reports done", arguments: LateUpload.allCases)
+    @Test(
+        "after stop(), every upload ends without saving, and its batch never reports done",
+        arguments: LateUpload.allCases
+    )
     func stopEndsEveryUpload(upload: LateUpload) async {
         let store = Desk()
         let screen = Screen()
