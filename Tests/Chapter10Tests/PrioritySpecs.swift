@@ -23,11 +23,14 @@ struct PrioritySpecs {
     @Test(
         "the operation waits in the queue at the class matching the priority of the task that awaits it",
         arguments: [
-            (TaskPriority.high, QualityOfService.userInitiated),
-            (.low, .utility),
-            (.background, .background),
+            (TaskPriority.high, [QualityOfService.userInitiated]),
+            // Foundation's `.default` means "no class of its own" on Apple platforms, so `.medium`
+            // must get a named class: the one below it or the one above it.
+            (.medium, [.utility, .userInitiated]),
+            (.low, [.utility]),
+            (.background, [.background]),
         ])
-    func exportRunsAtTheAwaitingTasksClass(priority: TaskPriority, expected: QualityOfService) async {
+    func exportRunsAtTheAwaitingTasksClass(priority: TaskPriority, expected: [QualityOfService]) async {
         let exporter = Exporter(renderer: Studio())
         exporter.queue.isSuspended = true
         let call = Call(exporter, "icon", on: OneThread(), priority: priority)
@@ -42,11 +45,12 @@ struct PrioritySpecs {
         guard let operation = waiting(in: exporter.queue)["icon"] else { return }
         let service = effectiveClass(of: operation, in: exporter.queue)
         #expect(
-            service == expected,
+            expected.contains(operation.qualityOfService) && expected.contains(service),
             """
             export("icon") was awaited by a task of priority \(priority), but its operation waits to run \
             at .\(name(of: service)) (its own qualityOfService .\(name(of: operation.qualityOfService)), the \
-            queue's .\(name(of: exporter.queue.qualityOfService))); expected .\(name(of: expected)). The \
+            queue's .\(name(of: exporter.queue.qualityOfService))); expected \
+            \(expected.map { "." + name(of: $0) }.joined(separator: " or ")), set on the operation itself. The \
             operation does not learn the caller's priority unless export(_:) passes it on.
             \(lesson.see("Passing on the caller's priority"))
             """)
