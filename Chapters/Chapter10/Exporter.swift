@@ -1,10 +1,13 @@
 import Foundation
+import Synchronization
 
 /// The app's async export API, on top of the operation-based engine.
 public final class Exporter: Sendable {
     /// The engine's queue; every export runs on it.
     public let queue: OperationQueue
     private let renderer: any Renderer
+    /// Every export made so far, for the diagnostics screen.
+    private let made = Mutex<[ExportOperation]>([])
 
     public init(renderer: any Renderer) {
         self.renderer = renderer
@@ -25,6 +28,7 @@ public final class Exporter: Sendable {
     /// The engine's synchronous entry point, from before the app had async code.
     private func exportAndWait(_ name: String) throws -> Export {
         let operation = ExportOperation(name: name, renderer: renderer)
+        made.withLock { $0.append(operation) }
         queue.addOperations([operation], waitUntilFinished: true)
         return try operation.result!.get()
     }

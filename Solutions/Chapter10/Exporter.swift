@@ -26,8 +26,11 @@ public final class Exporter: Sendable {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 // Runs exactly once, when the operation has finished: rendered, failed or cancelled.
-                operation.completionBlock = { [weak operation] in
+                // Whether Foundation keeps an operation alive while its completion block runs is
+                // not documented, so the block holds it, and lets go of itself to end the cycle.
+                operation.completionBlock = {
                     continuation.resume(with: Self.outcome(of: operation))
+                    operation.completionBlock = nil
                 }
                 // A task cancelled before this point never enqueues: on Apple platforms a
                 // cancelled operation in no queue is already finished, and adding it would raise.
@@ -45,8 +48,8 @@ public final class Exporter: Sendable {
     }
 
     /// What an awaiting caller gets from a finished operation.
-    private static func outcome(of operation: ExportOperation?) -> Result<Export, any Error> {
-        guard let operation, !operation.isCancelled, let result = operation.result else {
+    private static func outcome(of operation: ExportOperation) -> Result<Export, any Error> {
+        guard !operation.isCancelled, let result = operation.result else {
             return .failure(CancellationError())
         }
         return result

@@ -103,8 +103,9 @@ struct AwaitingSpecs {
         )
     }
 
-    // Look at where `Exporter.export(_:)` keeps what it waits for: each call must have its own.
-    // Lesson: "Reading the result".
+    // Look at how `Exporter.export(_:)` waits: two calls from one thread can both be under way
+    // only if the first suspends instead of blocking. Then, where it keeps what it waits for:
+    // each call must have its own. Lesson: "Suspending, not blocking" and "Reading the result".
     // Covers: C68, C72
     @Test("two exports awaited from one thread at once each get their own operation's result")
     func concurrentExportsGetTheirOwnResults() async {
@@ -140,6 +141,53 @@ struct AwaitingSpecs {
             Expected export("front") to return \(rendered("front")) and export("back") to return \
             \(rendered("back")), but \(front.described) and \(back.described). Each call awaits \
             its own operation and reads its result from that operation.
+            \(lesson.see("Reading the result"))
+            """)
+    }
+}
+
+/// How an export ends, for the memory spec.
+enum Ending: String, CaseIterable, Sendable {
+    case rendered, failed, cancelled
+}
+
+@Suite("Nothing outlives an export")
+struct ExportLifetimeSpecs {
+    // Look at what the operation's completion block holds, and for how long. Lesson: "Reading
+    // the result".
+    // Covers: C72
+    @Test("once export(_:) has returned, its operation is gone", arguments: Ending.allCases)
+    func operationIsReleased(ending: Ending) async {
+        let exporter = Exporter(renderer: Studio(failing: ending == .failed ? ["map"] : []))
+        exporter.queue.isSuspended = true
+        let call = Call(exporter, "map", on: OneThread())
+        guard
+            await waitUntil(
+                "export(\"map\") to add its operation to the export queue", timeout: patience,
+                hint: lesson.see("Suspending, not blocking"),
+                givingUpWhen: { call.isOver ? "\(call.described) first" : nil },
+                { exporter.queue.operationCount == 1 })
+        else {
+            exporter.queue.isSuspended = false
+            return
+        }
+        let operation = WeakReference(exporter.queue.operations.first)
+        if ending == .cancelled { call.cancel() }
+        exporter.queue.isSuspended = false
+        guard
+            await waitUntil(
+                "export(\"map\") to return once its operation \(ending)", timeout: patience,
+                hint: lesson.see("Resuming on every path"), { call.isOver })
+        else { return }
+        let released = await comesTrue(within: patience) { operation.value == nil }
+        #expect(
+            released,
+            """
+            export("map") \(ending) and returned (\(call.described)), yet \(patience.seconds) s later \
+            its operation was still in memory. Something keeps it: most likely its own completion \
+            block, capturing it strongly without ever letting go (a cycle that Linux never breaks; \
+            Apple platforms clear completionBlock once it begins, so there the cycle ends by itself), \
+            or a list of operations the exporter keeps.
             \(lesson.see("Reading the result"))
             """)
     }

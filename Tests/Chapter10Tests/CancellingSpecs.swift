@@ -93,6 +93,55 @@ enum CancellingScenario {
         await letItsEndRun { operation.value }
     }
 
+    /// The task awaiting an export is cancelled while the render runs; then the render ends.
+    static func cancelledWhileRendering() async {
+        exitIfStillRunning(after: patience * 4, status: EXIT_FAILURE)
+        let render = Gate("the render of cover")
+        let studio = Studio(holding: render)
+        let exporter = Exporter(renderer: studio)
+        let call = Call(exporter, "cover", on: OneThread())
+        guard await within({ studio.renders.count == 1 }) else {
+            render.open()
+            LastWords.fail(
+                "cancelledWhileRendering",
+                "export(\"cover\") never began rendering (waited \(patience.seconds) s); \(call.described).")
+        }
+        let operation = WeakReference(exporter.queue.operations.first)
+        call.cancel()
+        LastWords.note(
+            "cancelledWhileRendering",
+            """
+            The task awaiting export("cover") was cancelled while the render ran, and the program \
+            stopped when the render ended, before export(_:) had returned: two places resumed the \
+            continuation, or one resumed it twice.
+            """)
+        render.open()
+        guard await within({ call.isOver }) else {
+            LastWords.fail(
+                "cancelledWhileRendering",
+                """
+                export("cover") never returned (waited \(patience.seconds) s) after its task was \
+                cancelled during the render and the render ended: nothing resumed the awaiting task.
+                """)
+        }
+        guard case .failure(let error)? = call.result, error is CancellationError else {
+            LastWords.fail(
+                "cancelledWhileRendering",
+                """
+                The task awaiting export("cover") was cancelled while the render ran; expected \
+                CancellationError once the render ended, but \(call.described): a screen that was \
+                closed would still receive its file.
+                """)
+        }
+        LastWords.note(
+            "cancelledWhileRendering",
+            """
+            export("cover") threw CancellationError, then the program stopped as the operation \
+            ended: its continuation was resumed a second time.
+            """)
+        await letItsEndRun { operation.value }
+    }
+
     /// A task that is already cancelled calls export.
     static func alreadyCancelled() async {
         exitIfStillRunning(after: patience * 4, status: EXIT_FAILURE)
@@ -152,6 +201,26 @@ struct CancellingSpecs {
             await CancellingScenario.taskCancelled()
         }
         LastWords.explain("taskCancelled", outcome)
+    }
+
+    // Look at how many places in `Exporter.export(_:)` can resume the continuation, and what
+    // they resume with when the task was cancelled while the render ran. Lesson: "Resuming once".
+    // Covers: C70, C71
+    @Test("a task cancelled while its render runs gets CancellationError, once, when the render ends")
+    func cancelledWhileRenderingResumesOnce() async {
+        LastWords.forget("cancelledWhileRendering")
+        let outcome = await #expect(
+            processExitsWith: .success,
+            """
+            The task awaiting export("cover") was cancelled while the render ran: expected \
+            export(_:) to throw CancellationError once the render ended, exactly once, and the \
+            program still running.
+            \(lesson.see("Resuming once"))
+            """
+        ) {
+            await CancellingScenario.cancelledWhileRendering()
+        }
+        LastWords.explain("cancelledWhileRendering", outcome)
     }
 
     // Look at what `Exporter.export(_:)` does when its task is cancelled before it even

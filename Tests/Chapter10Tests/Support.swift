@@ -9,18 +9,22 @@ let lesson = Lesson(chapter: 10)
 /// How long a scenario waits for what correct code does within milliseconds.
 let patience = Bound.scaled(.milliseconds(500))
 
-/// A renderer that answers at once, fails the images it is told to, and counts its renders.
+/// A renderer that answers at once (or once `holding` opens), fails the images it is told to,
+/// and counts its renders.
 final class Studio: Renderer {
     private let failing: Set<String>
+    private let holding: Gate?
     /// Every render that began, by image name, in order.
     let renders = Recorder<String>()
 
-    init(failing: Set<String> = []) {
+    init(failing: Set<String> = [], holding: Gate? = nil) {
         self.failing = failing
+        self.holding = holding
     }
 
     func render(_ name: String) throws -> Int {
         renders.record(name)
+        _ = holding?.wait(timeout: patience * 4)
         if failing.contains(name) { throw ExportError.unreadable(name) }
         return Self.size(of: name)
     }
