@@ -31,10 +31,13 @@ public final class ReportGenerator: Sendable {
         _ title: String, sections: [String], then deliver: @escaping @Sendable (Report) -> Void
     ) -> ReportJob {
         let job = ReportJob(title: title, sections: sections, source: source)
-        job.completionBlock = { [weak job] in
-            // Weak: a block that holds its own operation keeps it alive for good on Linux.
-            guard let report = job?.report else { return }
-            OperationQueue.main.addOperation { deliver(report) }
+        job.completionBlock = {
+            // The block holds its job, because Foundation documents no other owner while it runs,
+            // and clears itself at the end to break the cycle (Apple's Foundation does that too).
+            if let report = job.report {
+                OperationQueue.main.addOperation { deliver(report) }
+            }
+            job.completionBlock = nil
         }
         latest.withLock { latest in
             if let previous = latest.job { job.addDependency(previous) }
@@ -52,9 +55,11 @@ public final class ReportGenerator: Sendable {
     ) -> DigestJob {
         let jobs = parts.map { ReportJob(title: $0, sections: sections, source: source) }
         let digest = DigestJob(title: title, parts: jobs)
-        digest.completionBlock = { [weak digest] in
-            guard let report = digest?.report else { return }
-            OperationQueue.main.addOperation { deliver(report) }
+        digest.completionBlock = {
+            if let report = digest.report {
+                OperationQueue.main.addOperation { deliver(report) }
+            }
+            digest.completionBlock = nil
         }
         // The digest depends on its parts, so the queue runs them first; nobody waits.
         queue.addOperations(jobs + [digest], waitUntilFinished: false)
