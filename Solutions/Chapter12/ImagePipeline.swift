@@ -124,22 +124,28 @@ public final class ImagePipeline: @unchecked Sendable {  // mutable state only u
         _ stage: Stage, for request: RowRequest, on queue: OperationQueue,
         then next: @escaping @Sendable (ImagePipeline, RowRequest, Stage) -> Void
     ) {
+        // The block holds its stage, because Foundation documents no other owner while it runs,
+        // and clears itself, so that no cycle keeps the stage, its request or its bitmaps (Linux
+        // never clears a completion block; Apple platforms do once it begins).
+        stage.completionBlock = { [weak self, weak request] in
+            defer { stage.completionBlock = nil }
+            guard let self, let request, self.isCurrent(stage, of: request) else { return }
+            next(self, request, stage)
+        }
         let replaced: Operation?? = lock.withLock {
             guard rows[request.row] === request else { return nil }
             // Priority is set before the operation joins its queue (Chapter 6).
             stage.queuePriority = request.visible ? .high : .low
-            defer { request.stage = stage }
-            return .some(request.stage)
+            // Published and queued in one critical section: whoever reads the stage to cancel
+            // it finds it in its queue. On Apple platforms cancelling an operation that is in
+            // no queue finishes it at once, and adding a finished operation raises.
+            let previous = request.stage
+            request.stage = stage
+            queue.addOperation(stage)
+            return .some(previous)
         }
         guard case .some(let previous) = replaced else { return }
         previous?.cancel()  // a finished stage ignores it; a waiting fetch being replaced stops
-        // Weak: Linux never clears a completion block, so capturing strongly would keep the
-        // operation, its request and its bitmaps for good. Foundation holds the operation meanwhile.
-        stage.completionBlock = { [weak self, weak request, weak stage] in
-            guard let self, let request, let stage, self.isCurrent(stage, of: request) else { return }
-            next(self, request, stage)
-        }
-        queue.addOperation(stage)
     }
 
     private func isCurrent(_ stage: Operation, of request: RowRequest) -> Bool {
