@@ -37,6 +37,49 @@ enum LifetimeScenario {
     }
 }
 
+extension LifetimeScenario {
+    /// Asks, on the main queue, for April's report again while its first job still waits.
+    static func regenerateWhileQueued() {
+        let ledger = Ledger()
+        let generator = ReportGenerator(source: ledger)
+        generator.queue.isSuspended = true
+        let job = generator.generate("April", sections: ["sales"]) { _ in }
+        let returned = Gate("regenerate() to return")
+        let again = Gate("the regenerated report")
+        LastWords.note(
+            "regenerateWhileQueued",
+            """
+            regenerate() was called on the main queue for April's job while that job still \
+            waited in the (suspended) ledger queue, and the program stopped before it returned.
+            """)
+        DispatchQueue.main.async {
+            _ = generator.regenerate(job) { report in
+                if report.title == "April" { again.open() }
+            }
+            returned.open()
+        }
+        guard returned.wait(timeout: patience) else {
+            LastWords.fail(
+                "regenerateWhileQueued",
+                """
+                regenerate() was called on the main queue for April's job while that job still \
+                waited in the (suspended) ledger queue, and it had not returned \
+                \(patience.seconds) s later: it waits for the job, which freezes the screen, or \
+                deadlocks if the job needs the main queue.
+                """)
+        }
+        generator.queue.isSuspended = false
+        guard again.wait(timeout: patience) else {
+            LastWords.fail(
+                "regenerateWhileQueued",
+                """
+                regenerate() returned, but once the ledger queue went on no regenerated report for \
+                April arrived (waited \(patience.seconds) s); the ledger saw \(ledger.loads.timeline).
+                """)
+        }
+    }
+}
+
 @Suite("Finished operations let go of what they held")
 struct LifetimeSpecs {
     // Once a report is delivered, nothing should keep its job or its sections in memory. Look at
@@ -115,6 +158,27 @@ struct LifetimeSpecs {
             """
         )
         withExtendedLifetime((generator, newest)) {}
+    }
+
+    // A screen asks for a report again from the main queue, often before the first job ran.
+    // Read ReportGenerator.regenerate: does it wait for anything? See "Waiting on the main queue".
+    // Covers: C63, C67
+    @Test(
+        "regenerate() on the main queue, while the first job still waits, returns at once; the new report comes later"
+    )
+    func regenerateWhileQueuedDoesNotWait() async {
+        LastWords.forget("regenerateWhileQueued")
+        let outcome = await #expect(
+            processExitsWith: .success,
+            """
+            Expected regenerate() of a job that had not run yet, called on the main queue, to \
+            return at once and its report to arrive once the queue went on.
+            \(lesson.see("Waiting on the main queue"))
+            """
+        ) {
+            LifetimeScenario.regenerateWhileQueued()
+        }
+        LastWords.explain("regenerateWhileQueued", outcome)
     }
 
     // An operation runs once. Read ReportGenerator.regenerate: what does it hand to the queue?
