@@ -5,6 +5,30 @@ import Testing
 
 @Suite("Finishing is announced, so everything that waits on the operation moves on")
 struct FinishingIsAnnounced {
+    // Look at the order of things in AsyncOperation.start(): when the flag changes, and when the
+    // work is launched. Work can end before start() returns. Read "Announce every change, after
+    // the flag flips".
+    // Covers: C19
+    @Test("work that ends before start() returns is still announced as executing, then finished")
+    func quickWorkIsAnnouncedAsExecuting() async {
+        guard await Preflight.survives() else { return }
+        let trace = Recorder<Moment>()
+        let greeting = TracedGreeting(trace: trace, pause: Pause(open: true), waitsForQuickWork: true)
+        defer { greeting.pause.open() }
+        greeting.start()
+        guard await waitForFinished(greeting) else { return }
+        let executing = greeting.announced(.isExecuting), finished = greeting.announced(.isFinished)
+        #expect(
+            executing == [true, false] && finished == [true],
+            """
+            The greeting's work ended before start() returned. Expected isExecuting announced true, \
+            then false, and isFinished true once; announced: isExecuting \(executing), isFinished \
+            \(finished). Mark the operation executing before launching its work, since the work may \
+            finish at once. \(trace.lifecycle(missing: "…"))
+            \(lesson.see("Announce every change, after the flag flips"))
+            """)
+    }
+
     // Look at where AsyncOperation sets its flags and calls didChangeValue(forKey:), in start() and finish(),
     // and at when the work in GreetingOperation stores the greeting.
     // Read "Announce every change, after the flag flips".
@@ -55,8 +79,10 @@ struct FinishingIsAnnounced {
         #expect(
             !storedAtAnnouncement.value.contains(false),
             """
-            isFinished was announced before the greeting was stored: a dependent that runs then finds no \
-            greeting. Store the result first, then finish. \(trace.lifecycle(missing: "…"))
+            At an isFinished announcement the greeting was not stored yet (isFinished announced \
+            \(finished)). When that announcement reads true, a dependent or the completion block may \
+            run at once and find no greeting; one that reads false tells observers nothing. Store the \
+            result first, then finish. \(trace.lifecycle(missing: "…"))
             \(lesson.see("The steps"))
             """)
         #if canImport(Darwin)

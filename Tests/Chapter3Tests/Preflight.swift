@@ -16,25 +16,68 @@ import Testing
 /// deadlocks (an `NSLock` re-entered) would stop or hang every spec of the run. If the trial process
 /// does either, the first spec to ask reports it, and every spec stops before touching that code.
 enum Preflight {
-    private static let trial = Mutex<Task<Bool, Never>?>(nil)
+    private static let trials = Mutex<[String: Task<Bool, Never>]>([:])
 
     /// Whether a greeting's whole life ran without trapping or hanging; records an issue if not.
+    ///
+    /// The trial covers only what every spec does. A mistake on a path only some specs take
+    /// (finishing a second time, say) is left to those specs and their own trials.
     static func survives(sourceLocation: SourceLocation = #_sourceLocation) async -> Bool {
+        await survives(
+            "life", what: "a greeting's life trapped or hung", see: "One critical section for all the state",
+            sourceLocation: sourceLocation
+        ) {
+            await runTrial(sourceLocation: sourceLocation)
+        }
+    }
+
+    /// Whether calling `finish()` on a greeting that already finished, from two threads at once,
+    /// runs without trapping or hanging; records an issue if not. Only the specs that finish a
+    /// greeting again ask it, so a `finish()` that traps the second time costs only them.
+    static func survivesFinishingAgain(sourceLocation: SourceLocation = #_sourceLocation) async -> Bool {
+        await survives(
+            "finishing again", what: "finishing an already finished greeting trapped or hung",
+            see: "Finish once, on every path", sourceLocation: sourceLocation
+        ) {
+            let result = await #expect(
+                processExitsWith: .success,
+                """
+                A greeting that had already finished was told to finish() again, from two threads at \
+                once, in a process of its own, and that process stopped (a signal) or hung (exit \
+                code 3): the second finish() trapped, for example on a precondition that the \
+                operation is executing, or waited on a lock that is never released. Finishing again \
+                must change nothing. \(lesson.see("Finish once, on every path"))
+                """,
+                sourceLocation: sourceLocation
+            ) {
+                exit(Preflight.finishAgainRun())
+            }
+            LastWords.explain(result, sourceLocation: sourceLocation)
+            return result != nil
+        }
+    }
+
+    /// Runs trial `name` once per test run, in a process of its own, and tells every spec that asks
+    /// whether it survived; the first to ask reports how it failed, the others that they did not run.
+    private static func survives(
+        _ name: String, what: String, see section: String, sourceLocation: SourceLocation,
+        _ run: @escaping @Sendable () async -> Bool
+    ) async -> Bool {
         // Under ThreadSanitizer a race in the trial process would stop every spec, and the report
         // would not reach this process's log: there the specs run the code directly.
         guard !underThreadSanitizer else { return true }
-        let (task, isFirst) = trial.withLock { trial -> (Task<Bool, Never>, Bool) in
-            if let trial { return (trial, false) }
-            let task = Task { await runTrial(sourceLocation: sourceLocation) }
-            trial = task
+        let (task, isFirst) = trials.withLock { trials -> (Task<Bool, Never>, Bool) in
+            if let trial = trials[name] { return (trial, false) }
+            let task = Task { await run() }
+            trials[name] = task
             return (task, true)
         }
         let survived = await task.value
         if !survived && !isFirst {
             Issue.record(
                 """
-                This spec did not run: in a trial run of its own, a greeting's life trapped or hung \
-                (another spec of this run reports how). \(lesson.see("One critical section for all the state"))
+                This spec did not run: in a trial run of its own, \(what) (another spec of this run \
+                reports how). \(lesson.see(section))
                 """, sourceLocation: sourceLocation)
         }
         return survived
@@ -54,10 +97,12 @@ enum Preflight {
             processExitsWith: .success,
             """
             A greeting's life, tried in a process of its own, trapped (a signal) or hung (exit code 3), \
-            so the specs stop here instead of stopping the whole run. Most likely a lock is taken again \
-            while a change is announced, on the thread that holds it: a Mutex traps ("Recursive call to \
-            lock Mutex"), an NSLock waits forever. Or start() calls super.start() after announcing \
-            isExecuting, which traps. Or cancel() finished a greeting that a queue then refused.
+            so the specs stop here instead of stopping the whole run. The status after → says which. \
+            A trap (signal 4 or 5): a lock taken again while a change is announced, on the thread that \
+            holds it (a Mutex traps: "Recursive call to lock Mutex"), start() calling super.start() \
+            after announcing isExecuting, or cancel() finishing a greeting that a queue then refused. \
+            A memory fault (signal 11): most often a stack overflow, such as a getter that reads \
+            itself. A hang: an NSLock taken again on the thread that holds it waits forever.
             \(lesson.see("One critical section for all the state"))
             """,
             sourceLocation: sourceLocation
@@ -80,7 +125,6 @@ enum Preflight {
         dependent.addDependency(queued)
         queue.enqueue([queued, dependent])
         briefly { dependent.isFinished }
-        queued.finish()
 
         let early = TracedGreeting(trace: Recorder(), pause: Pause(open: true))
         early.cancel()
@@ -94,6 +138,20 @@ enum Preflight {
         running.cancel()
         briefly { running.isFinished }
         _ = running.isExecuting
+        return 0
+    }
+
+    /// Lets a greeting finish by itself, then tells it to finish again from two threads at once;
+    /// 3 if it hangs.
+    static func finishAgainRun() -> Int32 {
+        exitIfStillRunning(after: Bound.standard, status: 3)
+        let greeting = TracedGreeting(trace: Recorder(), pause: Pause(open: true))
+        greeting.start()
+        briefly { greeting.isFinished }
+        let threads = [Thread { greeting.finish() }, Thread { greeting.finish() }]
+        threads.forEach { $0.start() }
+        greeting.finish()
+        briefly { false }
         return 0
     }
 
