@@ -17,15 +17,15 @@ struct MemorySpecs {
         guard await waitUntil("both rows to get their thumbnails", { list.deliveries.count == 2 }) else { return }
         await MainQueue.drain()
         let freed = await comesTrue(within: patience) {
-            studio.bitmapsInMemory.isEmpty && list.cellsInMemory.isEmpty
+            studio.bitmapsInMemory.isEmpty && list.cellsInMemory.isEmpty && studio.operationsInMemory.isEmpty
         }
         #expect(
             freed,
             """
             Both rows got their thumbnails and the list let go of them, yet \(patience.seconds) s later \
-            these were still in memory: \(list.cellsInMemory + studio.bitmapsInMemory). Something in \
-            the pipeline still holds them: a list of finished operations, a completion block that \
-            captures its operation, a stage that keeps its input.
+            these were still in memory: \(list.cellsInMemory + studio.bitmapsInMemory + studio.operationsInMemory). \
+            Something in the pipeline still holds them: a list of finished operations, a completion \
+            block that captures its operation, a stage that keeps its input.
             \(lesson.see("Nothing kept"))
             """)
         withExtendedLifetime(pipeline) {}

@@ -57,6 +57,8 @@ final class Studio: ImageFetcher, ImageDecoder, ImageResizer, @unchecked Sendabl
         var cancelled: Set<Int> = []
         var tickets = 0
         var bitmaps: [WeakBitmap] = []
+        var queues: [Stage: WeakReference<OperationQueue>] = [:]
+        var operations: [(label: String, operation: WeakReference<Operation>)] = []
     }
     private struct WeakBitmap {
         let label: String
@@ -153,6 +155,18 @@ final class Studio: ImageFetcher, ImageDecoder, ImageResizer, @unchecked Sendabl
         condition.withLock { state.bitmaps.filter { $0.bitmap != nil }.map(\.label) }
     }
 
+    /// How many ready operations wait, not started yet, in the queue on which `stage` last ran;
+    /// nil when it never ran inside an operation queue (a design may keep waiting rows elsewhere).
+    func ready(_ stage: Stage) -> Int? {
+        guard let queue = condition.withLock({ state.queues[stage]?.value }) else { return nil }
+        return queue.operations.filter { $0.isReady && !$0.isExecuting && !$0.isFinished }.count
+    }
+
+    /// The operations the studio saw in a decode or resize queue that are still in memory.
+    var operationsInMemory: [String] {
+        condition.withLock { state.operations.filter { $0.operation.value != nil }.map(\.label) }
+    }
+
     // MARK: Inside
 
     private func begin(_ stage: Stage, _ image: String) {
@@ -178,6 +192,7 @@ final class Studio: ImageFetcher, ImageDecoder, ImageResizer, @unchecked Sendabl
 
     /// A blocking stage: held at most within its width, and for a bounded time.
     private func work(_ stage: Stage, _ image: String) throws {
+        notice(OperationQueue.current, running: stage, for: image)
         begin(stage, image)
         if held.contains(stage) {
             let width = stage == .decode ? widths.decodes : widths.resizes
@@ -197,6 +212,22 @@ final class Studio: ImageFetcher, ImageDecoder, ImageResizer, @unchecked Sendabl
             throw error
         }
         end(stage, image, "ended")
+    }
+
+    /// Remembers, weakly, the queue that runs `stage` and every operation in it now, running or waiting.
+    ///
+    /// The queue's list of operations is the one public way to reach the operations themselves,
+    /// which the specs of "Nothing kept" watch as well as what they carry.
+    private func notice(_ queue: OperationQueue?, running stage: Stage, for image: String) {
+        guard let queue else { return }
+        let seen = queue.operations.map {
+            (label: "a \(type(of: $0)) seen in the \(stage) queue when \(image)'s \(stage) began",
+                operation: WeakReference<Operation>($0))
+        }
+        condition.withLock {
+            state.queues[stage] = WeakReference(queue)
+            state.operations += seen
+        }
     }
 
     private func waitForRelease(of image: String) async throws {
@@ -271,6 +302,16 @@ final class ListView: Sendable {
 
     /// Asks for `image` in `row`, on screen (`visible`) or about to be (prefetching).
     func show(_ image: String, in row: Int, visible: Bool = true) async {
+        await MainQueue.run(calling, ask(for: image, in: row, visible: visible))
+    }
+
+    /// Asks for `image` in `row` on the main queue once `gate` opens, holding the main queue until then.
+    func show(_ image: String, in row: Int, visible: Bool = true, once gate: Gate) {
+        MainQueue.hold(until: gate, then: ask(for: image, in: row, visible: visible))
+    }
+
+    /// The list view's call that asks for `image` in `row`, to run on the main queue.
+    private func ask(for image: String, in row: Int, visible: Bool) -> @Sendable () -> Void {
         let number = requests.withValue { requests in
             requests[row, default: 0] += 1
             return requests[row]!
@@ -278,7 +319,7 @@ final class ListView: Sendable {
         let cell = Cell(name: "row \(row)'s cell for \(image) (request \(number))")
         cells.withValue { $0.append(WeakCell(name: cell.name, cell: cell)) }
         let deliveries = deliveries
-        await MainQueue.run(calling) { [pipeline] in
+        return { [pipeline] in
             pipeline.request(row: row, url: address(image), visible: visible) { [cell] result in
                 let outcome =
                     switch result {
@@ -302,6 +343,12 @@ final class ListView: Sendable {
         await MainQueue.run(calling) { [pipeline] in rows.forEach(pipeline.rowLeftScreen) }
     }
 
+    /// Tells the pipeline on the main queue that `row` left the screen once `gate` opens, holding
+    /// the main queue until then.
+    func scrollAway(_ row: Int, once gate: Gate) {
+        MainQueue.hold(until: gate) { [pipeline] in pipeline.rowLeftScreen(row) }
+    }
+
     /// What the callbacks of `row` received, in order.
     func deliveries(to row: Int) -> [Delivery] {
         deliveries.all.filter { $0.row == row }
@@ -320,3 +367,18 @@ final class ListView: Sendable {
 
 /// What a wait for the list view's call names when the call never returns.
 private let calling = "the list view's call on the main queue to return"
+
+/// Waits until `count` rows wait, ready, for `stage`, as far as the spec can see: in the queue on
+/// which that stage runs. A design that keeps waiting rows in a list of its own leaves no trace
+/// there; the wait then ends after `window`.
+func waitUntil(_ count: Int, rowsWaitFor stage: Stage, in studio: Studio) async {
+    await MainQueue.drain()
+    _ = await comesTrue(within: window) { (studio.ready(stage) ?? 0) >= count }
+}
+
+/// Waits until a result is on its way to the main queue, as far as the spec can see: the main
+/// operation queue holds an operation. A design that hops with `DispatchQueue.main` leaves no
+/// trace there; the wait then ends after `window`.
+func resultOnItsWayToTheMainQueue() async {
+    _ = await comesTrue(within: window) { OperationQueue.main.operationCount > 0 }
+}

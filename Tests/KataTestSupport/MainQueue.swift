@@ -37,6 +37,19 @@ public enum MainQueue {
         return await waitUntil(description, sourceLocation: sourceLocation) { done.value }
     }
 
+    /// Enqueues `body` to run on the main queue once `gate` opens, and keeps the main queue busy
+    /// until then (a bounded time at most).
+    ///
+    /// Whatever code under test enqueues on the main queue in the meantime runs after `body`: a
+    /// spec uses this to act in the same turn of the main queue before a result already on its
+    /// way gets there.
+    public static func hold(until gate: Gate, then body: @escaping @Sendable () -> Void) {
+        DispatchQueue.main.async {
+            gate.wait()
+            body()
+        }
+    }
+
     /// Suspends until the main queue has run everything enqueued before this call.
     ///
     /// - Returns: Whether it did so within the bound.
