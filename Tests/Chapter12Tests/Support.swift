@@ -221,8 +221,10 @@ final class Studio: ImageFetcher, ImageDecoder, ImageResizer, @unchecked Sendabl
     private func notice(_ queue: OperationQueue?, running stage: Stage, for image: String) {
         guard let queue else { return }
         let seen = queue.operations.map {
-            (label: "a \(type(of: $0)) seen in the \(stage) queue when \(image)'s \(stage) began",
-                operation: WeakReference<Operation>($0))
+            (
+                label: "a \(type(of: $0)) seen in the \(stage) queue when \(image)'s \(stage) began",
+                operation: WeakReference<Operation>($0)
+            )
         }
         condition.withLock {
             state.queues[stage] = WeakReference(queue)
