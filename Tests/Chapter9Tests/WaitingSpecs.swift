@@ -71,6 +71,45 @@ enum WaitingScenario {
         }
     }
 
+    /// Asks for a digest, cancels one of its parts while the first still loads, and expects the
+    /// digest all the same, with the ledger queue still free for the next report.
+    static func digestWithACancelledPart() {
+        let ledger = Ledger(holding: ["January"])
+        let generator = ReportGenerator(source: ledger)
+        let arrived = Gate("the digest")
+        let digest = generator.digest("Q1", of: ["January", "February", "March"], sections: ["sales"]) { _ in
+            arrived.open()
+        }
+        guard settles(within: patience, { ledger.loadCount(of: "January") > 0 }) else {
+            ledger.release("January")
+            LastWords.fail("digestCancelledPart", "The digest's first part, January, never began to load (waited \(patience.seconds) s).")
+        }
+        let february = digest.dependencies.first { ($0 as? ReportJob)?.title == "February" }
+        february?.cancel()
+        ledger.release("January")
+        guard arrived.wait(timeout: patience) else {
+            LastWords.fail(
+                "digestCancelledPart",
+                """
+                February, a part of the digest, was cancelled while January loaded \
+                (\(february == nil ? "the spec found it nowhere among the digest's dependencies; " : "")the \
+                ledger saw \(ledger.loads.timeline)). The digest then never arrived (waited \
+                \(patience.seconds) s): whatever the digest does about a part that has no report, it \
+                must not wait inside the ledger queue for work that needs that queue's only slot.
+                """)
+        }
+        let april = Gate("April")
+        generator.generate("April", sections: ["sales"]) { _ in april.open() }
+        guard april.wait(timeout: patience) else {
+            LastWords.fail(
+                "digestCancelledPart",
+                """
+                The digest with a cancelled part arrived, but April, asked for afterwards, never \
+                did (waited \(patience.seconds) s): something still holds the ledger queue's only slot.
+                """)
+        }
+    }
+
     /// Refreshes the screen from the main queue while the report is still being built.
     static func refresh() {
         let ledger = Ledger(holding: ["March"])
@@ -195,6 +234,25 @@ struct WaitingSpecs {
             WaitingScenario.digest()
         }
         LastWords.explain("digest", outcome)
+    }
+
+    // A part of a digest can be cancelled before it runs: what does DigestJob.main() do when a
+    // part has no report, and where does that code run? See "Waiting inside a queue".
+    // Covers: C62
+    @Test("a digest one of whose parts was cancelled still arrives, and leaves the ledger free")
+    func digestWithACancelledPartStillArrives() async {
+        LastWords.forget("digestCancelledPart")
+        let outcome = await #expect(
+            processExitsWith: .success,
+            """
+            Expected a digest whose February part was cancelled before it ran to arrive within \
+            \(patience.seconds) s, and the next report to be built after it.
+            \(lesson.see("Waiting inside a queue"))
+            """
+        ) {
+            WaitingScenario.digestWithACancelledPart()
+        }
+        LastWords.explain("digestCancelledPart", outcome)
     }
 
     // refresh() is called on the main queue. Read ReportScreen.refresh: does it wait, and does
