@@ -82,7 +82,9 @@ enum WaitingScenario {
         }
         guard settles(within: patience, { ledger.loadCount(of: "January") > 0 }) else {
             ledger.release("January")
-            LastWords.fail("digestCancelledPart", "The digest's first part, January, never began to load (waited \(patience.seconds) s).")
+            LastWords.fail(
+                "digestCancelledPart",
+                "The digest's first part, January, never began to load (waited \(patience.seconds) s).")
         }
         let february = digest.dependencies.first { ($0 as? ReportJob)?.title == "February" }
         february?.cancel()
