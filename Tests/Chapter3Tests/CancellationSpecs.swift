@@ -230,4 +230,57 @@ struct CancelledOperationsFinish {
             \(lesson.see("Finish once, on every path"))
             """)
     }
+
+    // Look at finish() in AsyncOperation: is "is it still running?" checked in the same critical
+    // section that marks it finished? Read "One critical section for all the state".
+    // Covers: C22
+    @Test("two threads finishing a running greeting at the same moment announce it finished once")
+    func twoFinishesAtOnceAnnounceOnce() async {
+        guard await Preflight.survives(), await Preflight.survivesFinishingAgain() else { return }
+        let trace = Recorder<Moment>()
+        let greeting = TracedGreeting(trace: trace)
+        defer { greeting.pause.open() }
+        let completions = Protected(0)
+        greeting.completionBlock = {
+            completions.withValue { $0 += 1 }
+            trace.record(.completionRan)
+        }
+        let queue = makeQueue()
+        queue.enqueue([greeting])
+        guard await waitForPause(greeting) else { return }
+
+        // A cancel that finishes at once, racing the work's own finish: the second call comes in
+        // just after the first one has checked the state.
+        let returned = Protected(0)
+        let finishing: @Sendable () -> Void = {
+            greeting.finish()
+            returned.withValue { $0 += 1 }
+        }
+        greeting.race(finishing, against: finishing)
+        let hint = lesson.see("One critical section for all the state")
+        guard await waitUntil("both finish() calls to return", hint: hint, { returned.value == 2 }) else { return }
+        greeting.pause.open()  // the work's own finish() comes third
+        _ = await comesTrue(within: Bound.scaled(.milliseconds(100))) { trace.contains(.workResumed) }
+        await MainQueue.drain()
+        _ = await comesTrue(within: Bound.scaled(.milliseconds(50))) { completions.value > 1 }
+
+        let finished = greeting.announced(.isFinished)
+        #expect(
+            finished == [true] && completions.value == 1,
+            """
+            Two threads called finish() on the running greeting at the same moment, the second just \
+            after the first had checked the state; isFinished was announced \(finished) and the \
+            completion block ran \(completions.value) time(s). Expected one announcement of true and \
+            one run. Both calls saw "still running" before either marked it finished: the check and \
+            the change must be one step, under one lock.
+            \(hint)
+            """)
+        #expect(
+            greeting.isFinished && !greeting.isExecuting,
+            """
+            After both finish() calls, the greeting reported isFinished \(greeting.isFinished) and \
+            isExecuting \(greeting.isExecuting); expected true and false.
+            \(hint)
+            """)
+    }
 }
