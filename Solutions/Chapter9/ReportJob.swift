@@ -36,6 +36,9 @@ public final class ReportJob: Operation, @unchecked Sendable {  // mutable state
 public final class DigestJob: Operation, @unchecked Sendable {  // mutable state sits in `result`, a Mutex
     /// The digest's title.
     public let title: String
+    /// The parts, by identity, in the order they were asked for: `dependencies` promises no
+    /// order, and keeping the parts themselves would keep them alive.
+    private let order: [ObjectIdentifier]
     private let result = Mutex<Report?>(nil)
 
     /// Creates a digest called `title` of `parts`; it runs once every part has finished.
@@ -43,6 +46,7 @@ public final class DigestJob: Operation, @unchecked Sendable {  // mutable state
     /// The parts are its dependencies: enqueue them with the digest, and nothing waits.
     public init(title: String, parts: [ReportJob]) {
         self.title = title
+        order = parts.map(ObjectIdentifier.init)
         super.init()
         parts.forEach(addDependency)
     }
@@ -53,8 +57,9 @@ public final class DigestJob: Operation, @unchecked Sendable {  // mutable state
     }
 
     override public func main() {
-        // Every part has finished by now: read their reports, in order, then let the parts go.
-        let parts = dependencies.compactMap { $0 as? ReportJob }
+        // Every part has finished by now: read their reports in the order asked for, then let the parts go.
+        let finished = dependencies
+        let parts = order.compactMap { part in finished.first { ObjectIdentifier($0) == part } as? ReportJob }
         dependencies.forEach(removeDependency)
         guard !isCancelled else { return }
         let sections = parts.flatMap { $0.report?.sections ?? [] }
