@@ -5,6 +5,9 @@ public final class ReportScreen: @unchecked Sendable {  // `shown` is only touch
     private let generator: ReportGenerator
     private let display: @Sendable (Report) -> Void
     private var shown: Report?  // main queue only
+    /// The newest refresh's job: a queue promises no order between two jobs, so an older report
+    /// that ends later must not replace a newer one.
+    private var newest: ObjectIdentifier?  // main queue only
 
     /// Creates a screen that asks `generator` for reports and passes each to `display` to draw.
     public init(generator: ReportGenerator, display: @escaping @Sendable (Report) -> Void) {
@@ -20,8 +23,9 @@ public final class ReportScreen: @unchecked Sendable {  // `shown` is only touch
     /// It returns at once: the report appears later, from the main queue.
     public func refresh(_ title: String, sections: [String]) {
         let job = ReportJob(title: title, sections: sections, source: generator.source)
+        newest = ObjectIdentifier(job)
         let display = BlockOperation { [self] in
-            if let report = job.report { self.show(report) }
+            if let report = job.report, newest == ObjectIdentifier(job) { self.show(report) }
         }
         display.addDependency(job)
         generator.queue.addOperation(job)
