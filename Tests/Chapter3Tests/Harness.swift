@@ -47,7 +47,7 @@ enum Moment: Equatable, Sendable, CustomStringConvertible {
         case .dependencyRan: "dependency ran"
         case .dependencyReleased: "dependency started by hand"
         case .workQueueDrained: "work queue drained"
-        case .mainRan(let executing): "main() ran (isExecuting \(executing))"
+        case .mainRan(let executing): "main() was called (isExecuting \(executing))"
         case .announced(let announcement): "\(announcement)"
         case .readerReturned(let executing, let finished, let again):
             "reader on another thread read isExecuting \(executing), isFinished \(finished), isExecuting \(again)"

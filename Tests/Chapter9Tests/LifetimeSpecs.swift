@@ -147,13 +147,24 @@ struct LifetimeSpecs {
         let freed = await comesTrue(within: patience) {
             watch.alive == ["March's job"] && ledger.reportsInMemory == ["March"]
         }
+        let dependencies = newest?.dependencies.count ?? 0
+        let holder =
+            dependencies > 0
+            ? """
+            March's job still has \(dependencies) dependencies: a job holds its dependencies \
+            strongly, and Foundation never lets go of them, so one chain keeps every finished \
+            report alive.
+            """
+            : """
+            March's job has no dependencies left, so something else holds the earlier jobs: a \
+            list or property of the generator, or a completion block that captures its own job.
+            """
         #expect(
             freed,
             """
             The spec kept only March's job, the newest. After \(patience.seconds) s these were \
             still in memory: \(watch.alive + ledger.reportsInMemory.map { "\($0)'s sections" }); \
-            expected only March's job and sections. A job holds its dependencies strongly, and \
-            Foundation never lets go of them: one chain keeps every finished report alive.
+            expected only March's job and sections. \(holder)
             \(lesson.see("What dependencies keep alive"))
             """
         )
