@@ -9,7 +9,7 @@ import Testing
 // most two are held together.
 
 @Suite("A non-concurrent operation handed to run(_:) holds up no one", .serialized)
-struct OwnThreadTests {
+struct OwnThreadSpecs {
     /// When the non-concurrent operation handed to `run(_:)` becomes ready.
     enum Readiness: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case now = "ready when handed over"
@@ -89,7 +89,7 @@ struct OwnThreadTests {
 }
 
 @Suite("An operation handed over by two threads at once is started once", .serialized)
-struct RivalsTests {
+struct RivalsSpecs {
     /// The two threads that hand the same operation to the runner at the same moment.
     enum Rivals: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case twoCallers = "two threads call perform(_:)"

@@ -72,7 +72,7 @@ enum Misuse {
 }
 
 @Suite("The runner prevents the start() misuses that stop a program")
-struct ProgrammerErrorTests {
+struct ProgrammerErrorSpecs {
     // Look at ManualRunner.run(_:) and perform(_:): what they do with an operation whose
     // dependency has not finished, and later, once it has. Lesson: "Retrying with a timer".
     // Covers: C27, C28, C31

@@ -4,7 +4,7 @@ import KataTestSupport
 import Testing
 
 @Suite("An operation that is not ready yet is retried on a timer until it can start")
-struct RetryingTests {
+struct RetryingSpecs {
     /// A short retry interval keeps these specs fast.
     static let interval = Chapter4Bound.retryInterval
 

@@ -4,7 +4,7 @@ import KataTestSupport
 import Testing
 
 @Suite("Waiting for an operation started by hand does not burn a processor")
-struct WaitingTests {
+struct WaitingSpecs {
     /// How long the awaited operation is kept running while the waiter is watched.
     static let window: Duration = Bound.scaled(.milliseconds(150))
 

@@ -4,7 +4,7 @@ import KataTestSupport
 import Testing
 
 @Suite("A ready operation started by hand runs the way its kind says")
-struct StartingByHandTests {
+struct StartingByHandSpecs {
     /// The kinds of ready operation handed to `perform(_:)`.
     enum Kind: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case nonConcurrent = "a non-concurrent operation"
