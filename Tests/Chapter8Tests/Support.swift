@@ -280,7 +280,7 @@ func letWorkEnd(
     guard
         await waitUntil(
             "the resize of \(name) to begin after its fetch returned",
-            hint: loader.trace.lifecycle(missing: "resize never began") + "\n" + lesson.see("The steps"),
+            hint: loader.trace.lifecycle(missing: "resize never began") + "\n" + lesson.see("Steps"),
             sourceLocation: sourceLocation, { loader.isWaiting("resize \(name)") })
     else { return false }
     loader.resume("resize \(name)")
