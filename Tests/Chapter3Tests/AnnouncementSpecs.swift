@@ -53,7 +53,7 @@ struct FinishingIsAnnounced {
         let queue = makeQueue()
 
         queue.enqueue([greeting, dependent])
-        guard await releaseAfterStartReturned(greeting, see: "The steps") else { return }
+        guard await releaseAfterStartReturned(greeting, see: "Steps") else { return }
         guard await waitForFinished(greeting) else { return }
         guard
             await waitForEffect(
@@ -83,7 +83,7 @@ struct FinishingIsAnnounced {
             \(finished)). When that announcement reads true, a dependent or the completion block may \
             run at once and find no greeting; one that reads false tells observers nothing. Store the \
             result first, then finish. \(trace.lifecycle(missing: "…"))
-            \(lesson.see("The steps"))
+            \(lesson.see("Steps"))
             """)
         #if canImport(Darwin)
             // Darwin shows the "will" half too: each did must follow its own will.
@@ -113,7 +113,7 @@ struct FinishingIsAnnounced {
         let queue = makeQueue()
 
         queue.addOperation(greeting)
-        guard await releaseAfterStartReturned(greeting, see: "The steps") else { return }
+        guard await releaseAfterStartReturned(greeting, see: "Steps") else { return }
         guard await waitForFinished(greeting) else { return }
         await waitForEffect(
             .completionRan, of: greeting, "the greeting's completion block to run",
@@ -132,7 +132,7 @@ struct FinishingIsAnnounced {
         let queue = makeQueue(width: 1)
 
         queue.enqueue([greeting, next])
-        guard await releaseAfterStartReturned(greeting, see: "The steps") else { return }
+        guard await releaseAfterStartReturned(greeting, see: "Steps") else { return }
         guard await waitForFinished(greeting) else { return }
         guard
             await waitForEffect(

@@ -148,7 +148,7 @@ struct CancelledOperationsFinish {
         guard
             await waitUntil(
                 "start() to return",
-                hint: trace.lifecycle(missing: "start never returned") + "\n" + lesson.see("The steps"),
+                hint: trace.lifecycle(missing: "start never returned") + "\n" + lesson.see("Steps"),
                 { trace.contains(.startReturned) })
         else { return }
         trace.record(.cancelCalled)
@@ -188,7 +188,7 @@ struct CancelledOperationsFinish {
         let queue = makeQueue()
 
         queue.enqueue([greeting, dependent])
-        guard await releaseAfterStartReturned(greeting, see: "The steps") else { return }
+        guard await releaseAfterStartReturned(greeting, see: "Steps") else { return }
         guard await waitForFinished(greeting) else { return }
         guard
             await waitForEffect(

@@ -405,7 +405,7 @@ final class WorkEnd: Sendable {
 func waitForPause(
     isolation: isolated (any Actor)? = #isolation,
     _ greeting: TracedGreeting,
-    see section: String = "The steps",
+    see section: String = "Steps",
     sourceLocation: SourceLocation = #_sourceLocation
 ) async -> Bool {
     let trace = greeting.trace

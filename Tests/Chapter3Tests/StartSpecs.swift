@@ -29,7 +29,7 @@ struct StartReturnsEarly {
                 "start() to return while the work waits at the gate",
                 hint: trace.lifecycle(missing: "start never returned") + "\n"
                     + "start() must launch the work on the greeting's queue and return at once.\n"
-                    + lesson.see("The steps"),
+                    + lesson.see("Steps"),
                 givingUpWhen: { greeting.isFinished ? "the greeting finished before start() returned" : nil },
                 { trace.contains(.startReturned) })
         else { return }
@@ -39,7 +39,7 @@ struct StartReturnsEarly {
             """
             The work ran on some other thread, not on the queue passed to GreetingOperation(queue:). \
             \(trace.lifecycle(missing: "…"))
-            \(lesson.see("The steps"))
+            \(lesson.see("Steps"))
             """)
         #expect(
             greeting.isExecuting && !greeting.isFinished,
@@ -65,7 +65,7 @@ struct StartReturnsEarly {
             """
             The work went on before start() returned: start() waited for the work. \
             \(trace.lifecycle(missing: "…"))
-            \(lesson.see("The steps"))
+            \(lesson.see("Steps"))
             """)
         #expect(
             !greeting.isExecuting,
@@ -75,7 +75,7 @@ struct StartReturnsEarly {
             """
             Once finished, the greeting should read "Hello, Ada! Goodbye, Ada!", but it was \
             \(String(describing: greeting.greeting)).
-            \(lesson.see("The steps"))
+            \(lesson.see("Steps"))
             """)
     }
 
@@ -97,7 +97,7 @@ struct StartReturnsEarly {
         guard
             await waitUntil(
                 "start() to return",
-                hint: trace.lifecycle(missing: "start never returned") + "\n" + lesson.see("The steps"),
+                hint: trace.lifecycle(missing: "start never returned") + "\n" + lesson.see("Steps"),
                 { trace.contains(.startReturned) })
         else { return }
         guard await waitForFinished(greeting) else { return }

@@ -149,7 +149,7 @@ struct StateIsOneCriticalSection {
         let queue = makeQueue()
 
         queue.enqueue([greeting, dependent])
-        guard await releaseAfterStartReturned(greeting, see: "The steps") else { return }
+        guard await releaseAfterStartReturned(greeting, see: "Steps") else { return }
         guard await waitForFinished(greeting) else { return }
         guard
             await waitForEffect(
