@@ -50,6 +50,21 @@ struct DeliverySpecs {
         }
     }
 
+    /// Says what was seen when row 1 heard nothing of its error: where the error went, if anywhere.
+    private static func nothingForRow1(studio: Studio, list: ListView, failed: StudioError) -> String {
+        let seen = "The studio saw \(studio.events.timeline); the list got \(list.deliveries.timeline)."
+        let row0 = list.deliveries(to: 0).map(\.outcome)
+        let cause =
+            if row0.contains(where: { $0.contains("\(failed)") }) {
+                "Forest's error reached row 0's callback instead of row 1's: each request answers its own row."
+            } else if row0.isEmpty {
+                "Neither row got anything, so more than the error is stuck: look at the timeline first."
+            } else {
+                "Row 0 got its thumbnail, and row 1 nothing: the error was swallowed, so the row would show a spinner for ever."
+            }
+        return "\(seen) \(cause) \(lesson.see("Errors end the row"))"
+    }
+
     // Look at what `ImagePipeline` does when a stage throws: who hears of it, on which queue,
     // and does the next stage still run? Lesson: "Errors end the row".
     // Covers: C88, C90, C91, C16
@@ -65,11 +80,7 @@ struct DeliverySpecs {
         guard
             await waitUntil(
                 "row 1 (forest) to hear that \(failed)", timeout: patience,
-                hint: """
-                    The studio saw \(studio.events.all.filter { $0.hasPrefix("forest ") }.joined(separator: " → ")), \
-                    and row 1 got nothing: the error was swallowed, so the row would show a \
-                    spinner for ever. \(lesson.see("Errors end the row"))
-                    """,
+                hint: Self.nothingForRow1(studio: studio, list: list, failed: failed),
                 { !list.deliveries(to: 1).isEmpty })
         else { return }
         await waitUntil("row 0 (beach) to get its thumbnail as well") { !list.deliveries(to: 0).isEmpty }
