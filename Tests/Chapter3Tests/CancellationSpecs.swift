@@ -256,7 +256,7 @@ struct CancelledOperationsFinish {
             greeting.finish()
             returned.withValue { $0 += 1 }
         }
-        greeting.race(finishing, against: finishing)
+        greeting.raceWindow.race(finishing, against: finishing)
         let hint = lesson.see("One critical section for all the state")
         guard await waitUntil("both finish() calls to return", hint: hint, { returned.value == 2 }) else { return }
         greeting.pause.open()  // the work's own finish() comes third

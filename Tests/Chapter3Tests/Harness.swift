@@ -272,7 +272,7 @@ final class TracedGreeting: GreetingOperation, @unchecked Sendable {  // every s
         #if !canImport(Darwin)
             if AnnouncementSite.isAnnouncing(.isFinished) { heard(Announcement(key: .isFinished, value: value)) }
         #endif
-        if !value { letTheRivalIn() }
+        if !value { raceWindow.checked() }
         return value
     }
 
@@ -281,44 +281,14 @@ final class TracedGreeting: GreetingOperation, @unchecked Sendable {  // every s
         #if !canImport(Darwin)
             if AnnouncementSite.isAnnouncing(.isExecuting) { heard(Announcement(key: .isExecuting, value: value)) }
         #endif
-        if value { letTheRivalIn() }
+        if value { raceWindow.checked() }
         return value
     }
 
     // MARK: Two finishes at once
 
-    /// Marks, in its thread dictionary, the thread whose check of the state lets a rival in.
-    private static let racerKey = "OperationKata.racer"
-    private let rival = Protected<(@Sendable () -> Void)?>(nil)
-
-    /// Runs `first` on a new thread and `rival` on another, so that `rival` runs in the middle of
-    /// `first`: just after `first` reads a state that says "not finished yet" (`isExecuting` true
-    /// or `isFinished` false). `first` goes on once `rival` has returned, or after a short bound
-    /// when `rival` cannot return because `first` holds a lock it needs.
-    ///
-    /// Code that checks the state and then acts on it in two steps is caught between them. When
-    /// `first` never reads the state that way, `rival` runs after it.
-    func race(_ first: @escaping @Sendable () -> Void, against rival: @escaping @Sendable () -> Void) {
-        self.rival.withValue { $0 = rival }
-        Thread.detachNewThread { [self] in
-            Thread.current.threadDictionary[Self.racerKey] = true
-            first()
-            Thread.current.threadDictionary[Self.racerKey] = nil
-            self.rival.withValue { $0.take() }?()
-        }
-    }
-
-    private func letTheRivalIn() {
-        guard Thread.current.threadDictionary[Self.racerKey] != nil,
-            let rival = rival.withValue({ $0.take() })
-        else { return }
-        let returned = Gate("the rival finish() to return")
-        Thread.detachNewThread {
-            rival()
-            returned.open()
-        }
-        returned.wait(timeout: Bound.scaled(.milliseconds(50)))
-    }
+    /// Lets a second finish() in between the first one's check of the state and its change.
+    let raceWindow = RaceWindow()
 
     private func heard(_ announcement: Announcement) {
         announcements.record(announcement)

@@ -165,4 +165,61 @@ struct PublishingTheResult {
                 """)
         #endif
     }
+
+    // Look at finish(with:) in ThumbnailOperation: is "has it finished yet?" asked in the same
+    // critical section that publishes the outcome? See "Finish when the work ends, once".
+    // Covers: C22
+    @Test(
+        "two finishes at the same moment, the second just after the first checked the state, publish one outcome once")
+    func twoFinishesAtOnceFinishOnce() async {
+        let loader = ScriptedLoader()
+        let operation = TracedThumbnail("a", loader: loader)
+        let dependent = sentinel(after: operation)
+        let firstSeen = Protected<[String]>([])  // the result each run of the completion block saw
+        operation.completionBlock = { [weak operation] in
+            firstSeen.withValue { $0.append(describe(operation?.result)) }
+        }
+        let queue = makeQueue()
+        defer { loader.endSpec(keepingAlive: queue, operation, dependent) }
+
+        queue.enqueue([operation, dependent])
+        guard await waitForLaunch(operation, loader) else { return }
+        // A cancel that finishes at once racing the work's own end: both finish while it runs.
+        let returned = Protected(0)
+        operation.raceWindow.race(
+            {
+                operation.finish(with: .success(Thumbnail(name: "first", width: 1)))
+                returned.withValue { $0 += 1 }
+            },
+            against: {
+                operation.finish(with: .success(Thumbnail(name: "rival", width: 1)))
+                returned.withValue { $0 += 1 }
+            })
+        let hint = lesson.see("Finish when the work ends, once")
+        guard await waitUntil("both finish(with:) calls to return", hint: hint, { returned.value == 2 }) else {
+            return
+        }
+        guard
+            await waitUntil(
+                "the dependent to finish",
+                hint: loader.trace.lifecycle(missing: "the dependent never finished") + "\n" + hint,
+                { dependent.isFinished })
+        else { return }
+        _ = await comesTrue(within: Bound.scaled(.milliseconds(50))) { firstSeen.value.count > 1 }
+        let seen = firstSeen.value
+        let first = operation.outcomeWhenFirstFinished ?? "nothing"
+        let final = describe(operation.result)
+        #expect(
+            seen.count == 1 && first == final,
+            """
+            Two threads finished the running operation at the same moment, the second just after the \
+            first had checked the state. When isFinished first read true the result was \(first); it \
+            is now \(final), and the completion block ran \(seen.count) time(s). Expected a result \
+            that never changes once isFinished is true, and one run: both calls saw "not finished \
+            yet" before either had published. Check and publish in one critical section.
+            \(hint)
+            """)
+        let ran = loader.trace.all.filter { $0.hasPrefix("sentinel ran") }.count
+        #expect(ran == 1, "The dependent ran \(ran) time(s); expected once. \(hint)")
+    }
 }

@@ -151,6 +151,12 @@ final class TracedThumbnail: ThumbnailOperation, @unchecked Sendable {  // immut
 
     let trace: Recorder<String>
     private let reads = Protected(Reads())
+    /// Lets a second finish in between the first one's check of the state and its change.
+    let raceWindow = RaceWindow()
+    private let firstOutcome = Protected<String?>(nil)
+
+    /// The result the first read that saw isFinished true found, described; nil before that read.
+    var outcomeWhenFirstFinished: String? { firstOutcome.value }
 
     init(_ name: String, loader: ScriptedLoader) {
         trace = loader.trace
@@ -168,8 +174,11 @@ final class TracedThumbnail: ThumbnailOperation, @unchecked Sendable {  // immut
             return $0.clock
         }
         let finished = super.isFinished
+        if !finished { raceWindow.checked() }
         let stillExecuting = finished && isExecuting
-        let missingResult = finished && result == nil
+        let outcome = finished ? result : nil
+        let missingResult = finished && outcome == nil
+        if finished { firstOutcome.withValue { $0 = $0 ?? describe(outcome) } }
         reads.withValue {
             $0.clock += 1
             if finished {
@@ -181,6 +190,12 @@ final class TracedThumbnail: ThumbnailOperation, @unchecked Sendable {  // immut
             if stillExecuting { $0.whileExecuting += 1 }
         }
         return finished
+    }
+
+    override var isExecuting: Bool {
+        let executing = super.isExecuting
+        if executing { raceWindow.checked() }
+        return executing
     }
 
     /// Problems that reads of isFinished saw, one line each; empty when every read was consistent.
