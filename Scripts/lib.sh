@@ -7,6 +7,16 @@ kata_chapters() {
     awk -F '\t' '!/^#/ && NF >= 2 { print $1 }' Chapters/chapters.tsv
 }
 
+# Runs kata-tool (Scripts/KataTool, the curriculum's parser and checks) with the given
+# arguments, building it first if needed; 2 when it cannot be built.
+kata_tool() {
+    local bin
+    swift build --package-path Scripts/KataTool --scratch-path Scripts/KataTool/.build > /dev/null 2>&1 &&
+        bin=$(swift build --package-path Scripts/KataTool --scratch-path Scripts/KataTool/.build --show-bin-path 2> /dev/null) ||
+        { echo "kata-tool does not build: swift build --package-path Scripts/KataTool" >&2; return 2; }
+    "$bin/kata-tool" "$@"
+}
+
 # The title of chapter $1.
 kata_title() {
     awk -F '\t' -v n="$1" '!/^#/ && $1 == n { print $2 }' Chapters/chapters.tsv
