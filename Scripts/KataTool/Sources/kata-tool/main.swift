@@ -5,6 +5,8 @@ import KataCore
 //
 //   kata-tool paths [--check]   writes Tests/PATHS.md, or with --check only compares
 //   kata-tool lint [N ...]      checks claims, hints, cited sections and each lesson's skeleton
+//   kata-tool verdicts FILE [--json]
+//                               each spec's verdict in a Swift Testing xunit report
 //
 // It runs from the kata's root folder (or with KATA_ROOT naming it).
 
@@ -12,8 +14,25 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 let root = URL(filePath: ProcessInfo.processInfo.environment["KATA_ROOT"] ?? FileManager.default.currentDirectoryPath)
 
 func usage() -> Never {
-    FileHandle.standardError.write(Data("usage: kata-tool paths [--check] | kata-tool lint [N ...]\n".utf8))
+    FileHandle.standardError.write(
+        Data("usage: kata-tool paths [--check] | kata-tool lint [N ...] | kata-tool verdicts FILE [--json]\n".utf8))
     exit(2)
+}
+
+if arguments.first == "verdicts" {
+    guard arguments.count == 2 || (arguments.count == 3 && arguments[2] == "--json") else { usage() }
+    guard let data = FileManager.default.contents(atPath: arguments[1]), let results = Report.results(in: data) else {
+        FileHandle.standardError.write(Data("kata-tool: \(arguments[1]) is no Swift Testing report\n".utf8))
+        exit(1)
+    }
+    if arguments.count == 3 {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        FileHandle.standardOutput.write(try encoder.encode(results) + Data("\n".utf8))
+    } else {
+        print(Report.lines(results), terminator: "")
+    }
+    exit(0)
 }
 
 do {
