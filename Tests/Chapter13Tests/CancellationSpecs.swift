@@ -1,0 +1,109 @@
+import Chapter13
+import Foundation
+import KataTestSupport
+import Testing
+
+@Suite("A cancel stops what has not started and reaches what has")
+struct CancellationSpecs {
+    // Look at what reaches the copies when the task awaiting `Importer.importAll` is
+    // cancelled, and at what `importAll` still starts afterwards. Lesson: "Cancellation follows
+    // the tree, and stops at an unstructured task".
+    // Covers: C96
+    @Test("cancelling the caller reaches the copies under way, starts no new one, and ends in CancellationError")
+    func cancellingTheCallerStopsTheImport() async {
+        let card = Card(holding: ["c", "d"], stubborn: ["a", "b"])
+        defer { card.releaseAll() }
+        let running = RunningImport(Importer(card: card, width: 2), ["a", "b", "c", "d"])
+        let hint = lesson.see("Cancellation follows the tree, and stops at an unstructured task")
+        guard
+            await waitUntil(
+                "the copies of a and b to begin", hint: hint, givingUpWhen: beyond(2, on: card),
+                { card.began.count >= 2 })
+        else { return }
+        running.task.cancel()
+        // a and b have gone too far to stop: they end normally, and must have seen the cancel.
+        card.release("a")
+        card.release("b")
+        guard
+            await waitUntil(
+                "the import to end once a and b were copied", timeout: patience,
+                hint: "The card saw \(card.events.timeline). \(hint)", { running.result != nil })
+        else { return }
+        let missed = ["a", "b"].filter { !card.saw("\($0) saw the cancellation") }
+        #expect(
+            missed.isEmpty,
+            """
+            The task awaiting the import was cancelled while \(missed.joined(separator: " and ")) \
+            copied, yet \(missed.count == 1 ? "its copy" : "their copies") never saw it: the card saw \
+            \(card.events.timeline). A child task is cancelled with its parent; a task made with \
+            Task { } is nobody's child, and hears of a cancel only if someone passes it on.
+            \(hint)
+            """)
+        let late = card.began.filter { $0 == "c" || $0 == "d" }
+        #expect(
+            late.isEmpty && running.threwCancellation,
+            """
+            After the cancel, expected no new copy and CancellationError; yet \
+            \(late.isEmpty ? "no copy began" : "\(late.joined(separator: " and ")) began") and the import \
+            \(running.ending). A group given a child after a cancel still starts it.
+            \(hint)
+            """)
+    }
+
+    // Look at the first thing `Importer.importAll` does. Lesson: "Cancellation follows the
+    // tree, and stops at an unstructured task".
+    // Covers: C96
+    @Test("an import asked for by a task already cancelled copies nothing and throws CancellationError")
+    func cancelledBeforeItStartsCopiesNothing() async {
+        let card = Card()
+        let running = RunningImport(Importer(card: card, width: 2), ["a", "b", "c"], cancelledFirst: true)
+        let hint = lesson.see("Cancellation follows the tree, and stops at an unstructured task")
+        guard await waitUntil("the import to end", hint: hint, { running.result != nil }) else { return }
+        #expect(
+            card.began.isEmpty && running.threwCancellation,
+            """
+            The task asking for the import was already cancelled. Expected no copy and \
+            CancellationError; the card saw \(card.events.timeline.isEmpty ? "nothing" : card.events.timeline) \
+            and the import \(running.ending).
+            \(hint)
+            """)
+    }
+
+    // Look at what `Importer.cancelAll()` can reach: where does the importer keep the imports
+    // under way? Lesson: "Cancelling from outside the tree".
+    // Covers: C97
+    @Test(
+        "cancelAll() reaches every import under way: copies under way stop, none starts, each throws CancellationError")
+    func cancelAllReachesEveryImport() async {
+        let card = Card(holding: ["a", "b", "c", "d"])
+        defer { card.releaseAll() }
+        let importer = Importer(card: card, width: 1)
+        let first = RunningImport(importer, ["a", "b"])
+        let second = RunningImport(importer, ["c", "d"])
+        let hint = lesson.see("Cancelling from outside the tree")
+        guard
+            await waitUntil(
+                "the copies of a and c to begin", hint: hint, givingUpWhen: beyond(2, on: card),
+                { card.running.count == 2 })
+        else { return }
+        importer.cancelAll()
+        guard
+            await waitUntil(
+                "both imports to end after cancelAll()", timeout: patience,
+                hint: """
+                    After cancelAll() the card saw \(card.events.timeline), and the imports \
+                    \(first.ending) and \(second.ending). \(hint)
+                    """,
+                { first.result != nil && second.result != nil })
+        else { return }
+        #expect(
+            first.threwCancellation && second.threwCancellation && card.saw("a cancelled") && card.saw("c cancelled")
+                && !card.saw("b began") && !card.saw("d began"),
+            """
+            After cancelAll(), expected a and c cancelled, b and d never begun, and both imports \
+            to throw CancellationError. The card saw \(card.events.timeline); the imports \
+            \(first.ending) and \(second.ending).
+            \(hint)
+            """)
+    }
+}

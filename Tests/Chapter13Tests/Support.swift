@@ -1,0 +1,200 @@
+import Chapter13
+import Foundation
+import KataTestSupport
+import Testing
+
+/// Where this chapter's failure messages point.
+let lesson = Lesson(chapter: 13)
+
+/// How long a spec waits for what correct code does within milliseconds.
+let patience = Bound.scaled(.milliseconds(500))
+
+/// How long a spec watches for something that correct code never does.
+let window = Bound.scaled(.milliseconds(60))
+
+/// The error the card throws for a photo it is told to fail.
+struct UnreadablePhoto: Error, Equatable, CustomStringConvertible {
+    let name: String
+    var description: String { "\(name) cannot be read" }
+}
+
+/// A camera card for the specs: records each copy, holds the photos it is told to hold until the
+/// spec releases them, and fails the ones it is told to fail.
+///
+/// A held copy suspends without a thread. It ends early when its task is cancelled, unless the
+/// photo is `stubborn`: then it finishes only when released, as a copy that has gone too far to
+/// stop does, and notes whether it saw the cancellation. Every hold ends when the spec releases
+/// everything, which each spec does on its way out.
+final class Card: PhotoCard, @unchecked Sendable {  // `state` only under `lock`
+    private struct State {
+        var running: [String] = []
+        var peak = 0
+        var released: Set<String> = []
+        var releasedAll = false
+        var waiting: [Int: (name: String, continuation: CheckedContinuation<Void, any Error>)] = [:]
+        var cancelled: Set<Int> = []
+        var tickets = 0
+        var priorities: [String: TaskPriority] = [:]
+    }
+
+    private let lock = NSLock()
+    private var state = State()  // protected by lock
+    private let holding: Set<String>
+    private let stubborn: Set<String>
+    private let failing: Set<String>
+    /// What happened, in order: `a began`, `a copied`, `a cancelled`, `a saw the cancellation`…
+    let events = Recorder<String>()
+
+    init(holding: Set<String> = [], stubborn: Set<String> = [], failing: Set<String> = []) {
+        self.holding = holding.union(stubborn)
+        self.stubborn = stubborn
+        self.failing = failing
+    }
+
+    func copy(_ name: String) async throws -> Photo {
+        lock.withLock {
+            state.running.append(name)
+            state.peak = max(state.peak, state.running.count)
+            state.priorities[name] = Task.currentPriority
+            events.record("\(name) began")
+        }
+        defer { lock.withLock { state.running.removeAll { $0 == name } } }
+        do {
+            if holding.contains(name) { try await waitForRelease(of: name) }
+            if stubborn.contains(name), Task.isCancelled { events.record("\(name) saw the cancellation") }
+            if failing.contains(name) { throw UnreadablePhoto(name: name) }
+            if !stubborn.contains(name) { try Task.checkCancellation() }
+        } catch {
+            events.record("\(name) \(error is CancellationError ? "cancelled" : "failed")")
+            throw error
+        }
+        events.record("\(name) copied")
+        return Photo(name: name)
+    }
+
+    // MARK: What the spec controls and sees
+
+    /// Lets the copy of `name` finish, now or as soon as it begins.
+    func release(_ name: String) {
+        let waiting = lock.withLock {
+            state.released.insert(name)
+            return state.waiting.filter { $0.value.name == name }.map(\.key)
+        }
+        waiting.forEach { resume($0, with: .success(())) }
+    }
+
+    /// Lets every held copy finish, now and from now on.
+    func releaseAll() {
+        let waiting = lock.withLock {
+            state.releasedAll = true
+            return Array(state.waiting.keys)
+        }
+        waiting.forEach { resume($0, with: .success(())) }
+    }
+
+    /// The photos being copied now.
+    var running: [String] { lock.withLock { state.running } }
+
+    /// The most copies that were ever under way at once.
+    var peak: Int { lock.withLock { state.peak } }
+
+    /// The photos whose copy began, in order.
+    var began: [String] {
+        events.all.filter { $0.hasSuffix(" began") }.map { String($0.dropLast(" began".count)) }
+    }
+
+    /// The priority each copy ran at, by photo.
+    var priorities: [String: TaskPriority] { lock.withLock { state.priorities } }
+
+    /// Whether `event` (`a copied`) was recorded.
+    func saw(_ event: String) -> Bool { events.contains(event) }
+
+    // MARK: Inside
+
+    private func waitForRelease(of name: String) async throws {
+        let ticket = lock.withLock {
+            state.tickets += 1
+            return state.tickets
+        }
+        let wait = {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let answer: Result<Void, any Error>? = self.lock.withLock {
+                    if self.state.cancelled.contains(ticket) { return .failure(CancellationError()) }
+                    if self.state.releasedAll || self.state.released.contains(name) { return .success(()) }
+                    self.state.waiting[ticket] = (name, continuation)
+                    return nil
+                }
+                if let answer { continuation.resume(with: answer) }
+            }
+        }
+        if stubborn.contains(name) { return try await wait() }
+        try await withTaskCancellationHandler(operation: wait) {
+            lock.withLock { _ = state.cancelled.insert(ticket) }
+            resume(ticket, with: .failure(CancellationError()))
+        }
+    }
+
+    private func resume(_ ticket: Int, with result: Result<Void, any Error>) {
+        let continuation = lock.withLock { state.waiting.removeValue(forKey: ticket)?.continuation }
+        continuation?.resume(with: result)
+    }
+}
+
+/// One import under way, run in a task of its own, with what it reported and how it ended.
+final class RunningImport: Sendable {
+    /// Each progress report, in order: `1 of 3`, and whether it came on the main actor.
+    let progress = Recorder<String>()
+    private let outcome = Protected<Result<[Photo], any Error>?>(nil)
+    let task: Task<Void, Never>
+
+    /// Starts importing `names` with `importer`, in a task of priority `priority`; with
+    /// `cancelledFirst`, that task is cancelled before it asks for the import.
+    init(_ importer: Importer, _ names: [String], priority: TaskPriority = .utility, cancelledFirst: Bool = false) {
+        let progress = progress
+        let outcome = outcome
+        task = Task(priority: priority) {
+            if cancelledFirst { withUnsafeCurrentTask { $0?.cancel() } }
+            let result = await Result {
+                try await importer.importAll(names) { copied, total in
+                    progress.record("\(copied) of \(total)\(MainQueue.isCurrent ? "" : " (off the main actor)")")
+                }
+            }
+            outcome.withValue { $0 = result }
+        }
+    }
+
+    /// How the import ended; nil while it is under way. The spec never awaits the task, so that
+    /// its own priority never raises the import's.
+    var result: Result<[Photo], any Error>? { outcome.value }
+
+    /// The outcome in words: `returned a, b`, `threw CancellationError`, or `still running`.
+    var ending: String {
+        switch result {
+        case .success(let photos)?: "returned \(photos.map(\.name).joined(separator: ", "))"
+        case .failure(let error)?: "threw \(error is CancellationError ? "CancellationError" : "“\(error)”")"
+        case nil: "was still running"
+        }
+    }
+
+    /// Whether the import threw `CancellationError`.
+    var threwCancellation: Bool {
+        if case .failure(let error)? = result { error is CancellationError } else { false }
+    }
+}
+
+extension Result where Failure == any Error {
+    /// The outcome of an async throwing call.
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
+}
+
+/// A reason to stop waiting once more than `width` copies run at once: the wait that follows
+/// counts on the width, and the width spec says what went wrong.
+func beyond(_ width: Int, on card: Card) -> () -> String? {
+    {
+        card.peak > width
+            ? "\(card.peak) copies ran at once with a width of \(width) (\(card.began.joined(separator: ", ")) began), so this spec cannot go on; see “no more copies run at once than the width”"
+            : nil
+    }
+}
