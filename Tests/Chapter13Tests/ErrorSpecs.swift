@@ -5,34 +5,66 @@ import Testing
 
 @Suite("An error ends the import")
 struct ErrorSpecs {
-    // Look at what `Importer.importAll` does when a copy throws: does the rest go on? Lesson:
-    // "An error ends the group".
+    // Look at what `Importer.importAll` does when a copy throws: what is cancelled, and can the
+    // slot the failed copy gives back still start another copy? Lesson: "An error ends the group".
     // Covers: C98
-    @Test("a copy that throws ends the import with its error: copies under way are cancelled, no new one starts")
+    @Test(
+        "a copy that throws ends the import with its error: copies under way are cancelled, and none starts, even while the import reports progress"
+    )
     func aFailedCopyEndsTheImport() async {
-        let card = Card(holding: ["a", "b", "c", "d"], failing: ["b"])
+        let names = ["a", "b", "c", "d", "e"]
+        let card = Card(holding: Set(names))
         defer { card.releaseAll() }
-        let running = RunningImport(Importer(card: card, width: 2), ["a", "b", "c", "d"])
+        let running = RunningImport(Importer(card: card, width: 3), names)
         let hint = lesson.see("An error ends the group")
         guard
             await waitUntil(
-                "the copies of a and b to begin", hint: hint, givingUpWhen: beyond(2, on: card),
-                { card.running.count == 2 })
+                "three copies to begin", hint: hint, givingUpWhen: beyond(3, on: card), { card.running.count == 3 })
         else { return }
-        card.release("b")
+        let (copied, failing, underWay) = (card.running[0], card.running[1], card.running[2])
+        // The main actor is kept busy, so the import's loop waits to report the first photo
+        // while the second copy fails and gives its slot back.
+        let gate = Gate("the main actor")
+        MainQueue.hold(until: gate) {}
+        card.release(copied)
         guard
             await waitUntil(
-                "the import to end once b failed", timeout: patience,
+                "a fourth copy to begin in the slot \(copied) gave back", hint: hint, { card.began.count == 4 })
+        else {
+            gate.open()
+            return
+        }
+        let next = card.began[3]
+        let waiting = names.filter { !card.began.contains($0) }
+        card.fail(failing)
+        guard await waitUntil("the copy of \(failing) to fail", { card.saw("\(failing) failed") }) else {
+            gate.open()
+            return
+        }
+        let started = await comesTrue(within: window) { card.began.count > 4 }
+        gate.open()
+        guard
+            await waitUntil(
+                "the import to end once \(failing) failed", timeout: patience,
                 hint: "The card saw \(card.events.timeline), and the import \(running.ending). \(hint)",
                 { running.result != nil })
         else { return }
         #expect(
-            running.ending == "threw “b cannot be read”" && card.saw("a cancelled") && !card.saw("c began")
-                && !card.saw("d began"),
+            !started && waiting.allSatisfy { !card.saw("\($0) began") },
             """
-            b could not be read while a was being copied. Expected the import to throw b's error, \
-            a's copy to be cancelled, and c and d never to begin; the card saw \
-            \(card.events.timeline), and the import \(running.ending).
+            \(failing) could not be read; its slot then started \
+            \(card.began.filter(waiting.contains).joined(separator: " and ")), though the import \
+            had already failed: the card saw \(card.events.timeline). A slot given back after a \
+            failure must not start another copy, even before the group has been cancelled.
+            \(hint)
+            """)
+        #expect(
+            running.ending == "threw “\(failing) cannot be read”" && card.saw("\(underWay) cancelled")
+                && card.saw("\(next) cancelled"),
+            """
+            Expected the import to throw \(failing)'s error and the copies still under way, \(underWay) \
+            and \(next), to be cancelled; the card saw \(card.events.timeline), and the import \
+            \(running.ending).
             \(hint)
             """)
     }

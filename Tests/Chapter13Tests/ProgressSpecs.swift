@@ -17,10 +17,11 @@ struct ProgressSpecs {
         let hint = lesson.see("Progress as it happens")
         guard
             await waitUntil(
-                "the copies of a and b to begin", hint: hint, givingUpWhen: beyond(2, on: card),
+                "two copies to begin", hint: hint, givingUpWhen: beyond(2, on: card),
                 { card.running.count == 2 })
         else { return }
-        for (copied, name) in names.enumerated() {
+        for copied in names.indices {
+            guard let name = card.running.first else { break }
             card.release(name)
             guard
                 await waitUntil(

@@ -35,20 +35,19 @@ final class Card: PhotoCard, @unchecked Sendable {  // `state` only under `lock`
         var cancelled: Set<Int> = []
         var tickets = 0
         var priorities: [String: TaskPriority] = [:]
+        var failing: Set<String> = []
     }
 
     private let lock = NSLock()
     private var state = State()  // protected by lock
     private let holding: Set<String>
     private let stubborn: Set<String>
-    private let failing: Set<String>
     /// What happened, in order: `a began`, `a copied`, `a cancelled`, `a saw the cancellation`…
     let events = Recorder<String>()
 
-    init(holding: Set<String> = [], stubborn: Set<String> = [], failing: Set<String> = []) {
+    init(holding: Set<String> = [], stubborn: Set<String> = []) {
         self.holding = holding.union(stubborn)
         self.stubborn = stubborn
-        self.failing = failing
     }
 
     func copy(_ name: String) async throws -> Photo {
@@ -62,7 +61,7 @@ final class Card: PhotoCard, @unchecked Sendable {  // `state` only under `lock`
         do {
             if holding.contains(name) { try await waitForRelease(of: name) }
             if stubborn.contains(name), Task.isCancelled { events.record("\(name) saw the cancellation") }
-            if failing.contains(name) { throw UnreadablePhoto(name: name) }
+            if lock.withLock({ state.failing.contains(name) }) { throw UnreadablePhoto(name: name) }
             if !stubborn.contains(name) { try Task.checkCancellation() }
         } catch {
             events.record("\(name) \(error is CancellationError ? "cancelled" : "failed")")
@@ -81,6 +80,12 @@ final class Card: PhotoCard, @unchecked Sendable {  // `state` only under `lock`
             return state.waiting.filter { $0.value.name == name }.map(\.key)
         }
         waiting.forEach { resume($0, with: .success(())) }
+    }
+
+    /// Lets the copy of `name` end, now or as soon as it begins, with the card's error.
+    func fail(_ name: String) {
+        lock.withLock { _ = state.failing.insert(name) }
+        release(name)
     }
 
     /// Lets every held copy finish, now and from now on.
