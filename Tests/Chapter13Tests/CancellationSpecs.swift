@@ -32,6 +32,10 @@ struct CancellationSpecs {
                 "the import to end once \(underWay.joined(separator: " and ")) were copied", timeout: patience,
                 hint: "The card saw \(card.events.timeline). \(hint)", { running.result != nil })
         else { return }
+        // The import may end before the copies that have gone too far do: wait for them as well.
+        _ = await waitUntil(
+            "the copies under way to end", timeout: patience,
+            { underWay.allSatisfy { card.saw("\($0) copied") || card.saw("\($0) cancelled") } })
         let missed = underWay.filter { !card.saw("\($0) saw the cancellation") }
         #expect(
             missed.isEmpty,

@@ -65,4 +65,35 @@ struct WidthSpecs {
             """)
         #expect(card.peak <= width, "With a width of \(width), \(card.peak) copies ran at once. \(hint)")
     }
+
+    // Look at where the width lives: in each import, or in the importer that every import
+    // shares, as a queue's width does? Lesson: "A width is yours to keep".
+    // Covers: C94
+    @Test("two imports at once share the importer's width")
+    func importsShareTheWidth() async {
+        let card = Card(holding: ["a1", "a2", "b1", "b2"])
+        defer { card.releaseAll() }
+        let importer = Importer(card: card, width: 2)
+        let first = RunningImport(importer, ["a1", "a2"])
+        let second = RunningImport(importer, ["b1", "b2"])
+        let hint = lesson.see("A width is yours to keep")
+        guard
+            await waitUntil(
+                "two copies to begin", hint: hint, givingUpWhen: beyond(2, on: card), { card.running.count == 2 })
+        else { return }
+        let extra = await comesTrue(within: window) { card.peak > 2 }
+        #expect(
+            !extra,
+            """
+            An importer of width 2 ran two imports, and \(card.peak) copies ran at once \
+            (\(card.began.joined(separator: ", ")) began). The width is the importer's, shared by \
+            every import, as a queue's width is shared by every operation added to it.
+            \(hint)
+            """)
+        card.releaseAll()
+        await waitUntil("both imports to end", hint: hint) { first.result != nil && second.result != nil }
+        #expect(
+            first.ending == "returned a1, a2" && second.ending == "returned b1, b2",
+            "Both imports should return their photos; the first \(first.ending), the second \(second.ending). \(hint)")
+    }
 }
