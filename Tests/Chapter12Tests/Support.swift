@@ -53,9 +53,6 @@ final class Studio: ImageFetcher, ImageDecoder, ImageResizer, @unchecked Sendabl
         var peak: [Stage: Int] = [:]
         var released: Set<String> = []
         var releasedAll = false
-        var fetches: [Int: (image: String, continuation: CheckedContinuation<Void, any Error>)] = [:]
-        var cancelled: Set<Int> = []
-        var tickets = 0
         var bitmaps: [WeakBitmap] = []
         var queues: [Stage: WeakReference<OperationQueue>] = [:]
         var operations: [(label: String, operation: WeakReference<Operation>)] = []
@@ -67,6 +64,8 @@ final class Studio: ImageFetcher, ImageDecoder, ImageResizer, @unchecked Sendabl
 
     private let condition = NSCondition()
     private var state = State()  // protected by condition
+    /// Where held fetches wait, suspended.
+    private let holds = Holds()
     private let held: Set<Stage>
     private let failing: [String: Stage]
     private let widths: StageWidths
@@ -86,7 +85,7 @@ final class Studio: ImageFetcher, ImageDecoder, ImageResizer, @unchecked Sendabl
         let image = url.lastPathComponent
         begin(.fetch, image)
         do {
-            if held.contains(.fetch) { try await waitForRelease(of: image) }
+            if held.contains(.fetch) { try await holds.wait(for: image) }
             try check(.fetch, image)
         } catch {
             end(.fetch, image, error is CancellationError ? "cancelled" : "failed")
@@ -111,22 +110,20 @@ final class Studio: ImageFetcher, ImageDecoder, ImageResizer, @unchecked Sendabl
 
     /// Lets the held stages of `image` go on, now and from now on.
     func release(_ image: String) {
-        let waiting = condition.withLock {
+        condition.withLock {
             state.released.insert(image)
             condition.broadcast()
-            return state.fetches.filter { $0.value.image == image }.map(\.key)
         }
-        waiting.forEach { resume($0, with: .success(())) }
+        holds.release(image)
     }
 
     /// Lets every held stage go on, now and from now on.
     func releaseAll() {
-        let waiting = condition.withLock {
+        condition.withLock {
             state.releasedAll = true
             condition.broadcast()
-            return Array(state.fetches.keys)
         }
-        waiting.forEach { resume($0, with: .success(())) }
+        holds.releaseAll()
     }
 
     /// The images whose `stage` has begun, in order.
@@ -230,33 +227,6 @@ final class Studio: ImageFetcher, ImageDecoder, ImageResizer, @unchecked Sendabl
             state.queues[stage] = WeakReference(queue)
             state.operations += seen
         }
-    }
-
-    private func waitForRelease(of image: String) async throws {
-        let ticket = condition.withLock {
-            state.tickets += 1
-            return state.tickets
-        }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let answer: Result<Void, any Error>? = condition.withLock {
-                    if state.cancelled.contains(ticket) { return .failure(CancellationError()) }
-                    if state.releasedAll || state.released.contains(image) { return .success(()) }
-                    state.fetches[ticket] = (image, continuation)
-                    return nil
-                }
-                if let answer { continuation.resume(with: answer) }
-            }
-        } onCancel: {
-            condition.withLock { _ = state.cancelled.insert(ticket) }
-            resume(ticket, with: .failure(CancellationError()))
-        }
-    }
-
-    /// Resumes the fetch holding `ticket`, if it is still held; each is resumed once.
-    private func resume(_ ticket: Int, with result: Result<Void, any Error>) {
-        let continuation = condition.withLock { state.fetches.removeValue(forKey: ticket)?.continuation }
-        continuation?.resume(with: result)
     }
 
     private func keep(_ bitmap: Bitmap, as label: String) -> Bitmap {

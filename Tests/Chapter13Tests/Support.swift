@@ -29,11 +29,6 @@ final class Card: PhotoCard, @unchecked Sendable {  // `state` only under `lock`
     private struct State {
         var running: [String] = []
         var peak = 0
-        var released: Set<String> = []
-        var releasedAll = false
-        var waiting: [Int: (name: String, continuation: CheckedContinuation<Void, any Error>)] = [:]
-        var cancelled: Set<Int> = []
-        var tickets = 0
         var priorities: [String: TaskPriority] = [:]
         var failing: Set<String> = []
     }
@@ -42,6 +37,7 @@ final class Card: PhotoCard, @unchecked Sendable {  // `state` only under `lock`
     private var state = State()  // protected by lock
     private let holding: Set<String>
     private let stubborn: Set<String>
+    private let holds = Holds()
     /// What happened, in order: `a began`, `a copied`, `a cancelled`, `a saw the cancellation`…
     let events = Recorder<String>()
 
@@ -59,7 +55,7 @@ final class Card: PhotoCard, @unchecked Sendable {  // `state` only under `lock`
         }
         defer { lock.withLock { state.running.removeAll { $0 == name } } }
         do {
-            if holding.contains(name) { try await waitForRelease(of: name) }
+            if holding.contains(name) { try await holds.wait(for: name, ignoringCancellation: stubborn.contains(name)) }
             if stubborn.contains(name), Task.isCancelled { events.record("\(name) saw the cancellation") }
             if lock.withLock({ state.failing.contains(name) }) { throw UnreadablePhoto(name: name) }
             if !stubborn.contains(name) { try Task.checkCancellation() }
@@ -75,26 +71,18 @@ final class Card: PhotoCard, @unchecked Sendable {  // `state` only under `lock`
 
     /// Lets the copy of `name` finish, now or as soon as it begins.
     func release(_ name: String) {
-        let waiting = lock.withLock {
-            state.released.insert(name)
-            return state.waiting.filter { $0.value.name == name }.map(\.key)
-        }
-        waiting.forEach { resume($0, with: .success(())) }
+        holds.release(name)
     }
 
     /// Lets the copy of `name` end, now or as soon as it begins, with the card's error.
     func fail(_ name: String) {
         lock.withLock { _ = state.failing.insert(name) }
-        release(name)
+        holds.release(name)
     }
 
     /// Lets every held copy finish, now and from now on.
     func releaseAll() {
-        let waiting = lock.withLock {
-            state.releasedAll = true
-            return Array(state.waiting.keys)
-        }
-        waiting.forEach { resume($0, with: .success(())) }
+        holds.releaseAll()
     }
 
     /// The photos being copied now.
@@ -113,36 +101,6 @@ final class Card: PhotoCard, @unchecked Sendable {  // `state` only under `lock`
 
     /// Whether `event` (`a copied`) was recorded.
     func saw(_ event: String) -> Bool { events.contains(event) }
-
-    // MARK: Inside
-
-    private func waitForRelease(of name: String) async throws {
-        let ticket = lock.withLock {
-            state.tickets += 1
-            return state.tickets
-        }
-        let wait = {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let answer: Result<Void, any Error>? = self.lock.withLock {
-                    if self.state.cancelled.contains(ticket) { return .failure(CancellationError()) }
-                    if self.state.releasedAll || self.state.released.contains(name) { return .success(()) }
-                    self.state.waiting[ticket] = (name, continuation)
-                    return nil
-                }
-                if let answer { continuation.resume(with: answer) }
-            }
-        }
-        if stubborn.contains(name) { return try await wait() }
-        try await withTaskCancellationHandler(operation: wait) {
-            lock.withLock { _ = state.cancelled.insert(ticket) }
-            resume(ticket, with: .failure(CancellationError()))
-        }
-    }
-
-    private func resume(_ ticket: Int, with result: Result<Void, any Error>) {
-        let continuation = lock.withLock { state.waiting.removeValue(forKey: ticket)?.continuation }
-        continuation?.resume(with: result)
-    }
 }
 
 /// One import under way, run in a task of its own, with what it reported and how it ended.
