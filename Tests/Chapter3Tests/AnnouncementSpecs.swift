@@ -9,9 +9,8 @@ struct FinishingIsAnnounced {
     // work is launched. Work can end before start() returns. Read "Announce every change, after
     // the flag flips".
     // Covers: C19
-    @Test("work that ends before start() returns is still announced as executing, then finished")
+    @Test("work that ends before start() returns is still announced as executing, then finished", .preflight)
     func quickWorkIsAnnouncedAsExecuting() async {
-        guard await Preflight.survives() else { return }
         let trace = Recorder<Moment>()
         let greeting = TracedGreeting(trace: trace, pause: Pause(open: true), waitsForQuickWork: true)
         defer { greeting.pause.open() }
@@ -33,9 +32,8 @@ struct FinishingIsAnnounced {
     // and at when the work in GreetingOperation stores the greeting.
     // Read "Announce every change, after the flag flips".
     // Covers: C19, C20
-    @Test("each change of isExecuting and isFinished is announced with its new value, and a dependent runs")
+    @Test("each change of isExecuting and isFinished is announced with its new value, and a dependent runs", .preflight)
     func everyChangeIsAnnounced() async {
-        guard await Preflight.survives() else { return }
         let trace = Recorder<Moment>()
         let target = Protected<GreetingOperation?>(nil)
         defer { target.withValue { $0 = nil } }
@@ -103,9 +101,8 @@ struct FinishingIsAnnounced {
 
     // Look at finish() in AsyncOperation: the queue runs the completion block only once it hears isFinished.
     // Covers: C20
-    @Test("the completion block runs once the work ends")
+    @Test("the completion block runs once the work ends", .preflight)
     func completionBlockRuns() async {
-        guard await Preflight.survives() else { return }
         let trace = Recorder<Moment>()
         let greeting = TracedGreeting(trace: trace)
         defer { greeting.pause.open() }
@@ -122,9 +119,8 @@ struct FinishingIsAnnounced {
 
     // Look at finish() in AsyncOperation: a queue of width one gives its only slot back when it hears isFinished.
     // Covers: C20
-    @Test("a queue that runs one operation at a time moves on to the next one once the work ends")
+    @Test("a queue that runs one operation at a time moves on to the next one once the work ends", .preflight)
     func oneAtATimeQueueMovesOn() async {
-        guard await Preflight.survives() else { return }
         let trace = Recorder<Moment>()
         let greeting = TracedGreeting(trace: trace)
         defer { greeting.pause.open() }

@@ -20,10 +20,9 @@ struct CancelledOperationsFinish {
     // Read "Finish once, on every path".
     // Covers: C21, C25
     @Test(
-        "cancelled before start: it finishes without running the work and releases its dependents",
+        "cancelled before start: it finishes without running the work and releases its dependents", .preflight,
         arguments: StartedBy.allCases)
     func cancelledBeforeStart(startedBy: StartedBy) async {
-        guard await Preflight.survives() else { return }
         let trace = Recorder<Moment>()
         let greeting = TracedGreeting(trace: trace, pause: Pause(open: true))  // if the work wrongly runs, let it end
         let dependent = sentinel(trace)
@@ -98,9 +97,8 @@ struct CancelledOperationsFinish {
     // Look at the work in GreetingOperation: what it does when the pause ends because of a cancellation,
     // and at cancel() in AsyncOperation if you override it. Read "Cancelling a running operation".
     // Covers: C24
-    @Test("cancelled while running: it finishes promptly, publishes nothing and releases its dependents")
+    @Test("cancelled while running: it finishes promptly, publishes nothing and releases its dependents", .preflight)
     func cancelledWhileRunning() async {
-        guard await Preflight.survives() else { return }
         let trace = Recorder<Moment>()
         let greeting = TracedGreeting(trace: trace)
         defer { greeting.pause.open() }
@@ -130,9 +128,8 @@ struct CancelledOperationsFinish {
     // Look at the first thing the work in GreetingOperation does, and where it calls finish().
     // Read "Cancelling a running operation".
     // Covers: C24
-    @Test("cancelled after start() but before the work began: it still finishes, without doing the work")
+    @Test("cancelled after start() but before the work began: it still finishes, without doing the work", .preflight)
     func cancelledBeforeTheWorkBegan() async {
-        guard await Preflight.survives() else { return }
         let trace = Recorder<Moment>()
         let greeting = TracedGreeting(trace: trace)
         defer { greeting.pause.open() }
@@ -172,9 +169,8 @@ struct CancelledOperationsFinish {
     // Look at finish() in AsyncOperation: what happens when it runs again, or from two threads at once.
     // Read "Finish once, on every path".
     // Covers: C22
-    @Test("finishing again, from two threads at once, changes nothing and announces nothing")
+    @Test("finishing again, from two threads at once, changes nothing and announces nothing", .preflightFinishingAgain)
     func finishingAgainChangesNothing() async {
-        guard await Preflight.survives(), await Preflight.survivesFinishingAgain() else { return }
         let trace = Recorder<Moment>()
         let greeting = TracedGreeting(trace: trace)
         defer { greeting.pause.open() }
@@ -234,9 +230,10 @@ struct CancelledOperationsFinish {
     // Look at finish() in AsyncOperation: is "is it still running?" checked in the same critical
     // section that marks it finished? Read "One critical section for all the state".
     // Covers: C22
-    @Test("two threads finishing a running greeting at the same moment announce it finished once")
+    @Test(
+        "two threads finishing a running greeting at the same moment announce it finished once",
+        .preflightFinishingAgain)
     func twoFinishesAtOnceAnnounceOnce() async {
-        guard await Preflight.survives(), await Preflight.survivesFinishingAgain() else { return }
         let trace = Recorder<Moment>()
         let greeting = TracedGreeting(trace: trace)
         defer { greeting.pause.open() }

@@ -160,3 +160,30 @@ enum Preflight {
         _ = settles(within: Bound.scaled(.milliseconds(100)), condition)
     }
 }
+
+/// Runs a spec only once the greeting's trials survived: `@Test("…", .preflight)`, or
+/// `.preflightFinishingAgain` for the specs that finish a greeting a second time.
+///
+/// When a trial trapped or hung, the spec records the trial's issue instead of running.
+struct PreflightTrait: TestTrait, TestScoping {
+    /// Whether the spec also needs `finish()` called again to survive.
+    var finishingAgain = false
+
+    func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
+        guard await Preflight.survives(sourceLocation: test.sourceLocation) else { return }
+        if finishingAgain {
+            guard await Preflight.survivesFinishingAgain(sourceLocation: test.sourceLocation) else { return }
+        }
+        try await function()
+    }
+}
+
+extension Trait where Self == PreflightTrait {
+    /// Runs the spec only if a greeting's whole life survives in a trial process.
+    static var preflight: Self { Self() }
+
+    /// Runs the spec only if a greeting's life, and finishing it again, survive in trial processes.
+    static var preflightFinishingAgain: Self { Self(finishingAgain: true) }
+}

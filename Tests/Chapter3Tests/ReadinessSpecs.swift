@@ -7,9 +7,8 @@ import Testing
 struct ReadinessFollowsDependencies {
     // Look for an isReady override in AsyncOperation. Read "Leave isReady alone".
     // Covers: C25
-    @Test("the greeting waits for its dependency, then runs and releases its own dependents")
+    @Test("the greeting waits for its dependency, then runs and releases its own dependents", .preflight)
     func waitsForItsDependency() async {
-        guard await Preflight.survives() else { return }
         let trace = Recorder<Moment>()
         let greeting = TracedGreeting(trace: trace)
         defer { greeting.pause.open() }

@@ -8,9 +8,8 @@ struct StartReturnsEarly {
     // Look at isAsynchronous and start() in AsyncOperation, and execute() in GreetingOperation.
     // Read "The pattern" and "Your own start(), never the inherited one".
     // Covers: C17, C18, C19
-    @Test("start() returns while the work is paused, and the greeting is there once it finishes")
+    @Test("start() returns while the work is paused, and the greeting is there once it finishes", .preflight)
     func startReturnsBeforeTheWorkEnds() async {
-        guard await Preflight.survives() else { return }
         let trace = Recorder<Moment>()
         let greeting = TracedGreeting(trace: trace)
         defer { greeting.pause.open() }
@@ -82,9 +81,8 @@ struct StartReturnsEarly {
     // Look at the order of things in AsyncOperation.start(): what is set, announced and launched when.
     // Read "Your own start(), never the inherited one".
     // Covers: C19, C22
-    @Test("work that ends before start() returns leaves the greeting finished, not executing")
+    @Test("work that ends before start() returns leaves the greeting finished, not executing", .preflight)
     func quickWorkLeavesItFinished() async {
-        guard await Preflight.survives() else { return }
         let trace = Recorder<Moment>()
         // The work does not pause, and execute() returns only once the work has ended.
         let greeting = TracedGreeting(trace: trace, pause: Pause(open: true), waitsForQuickWork: true)

@@ -45,9 +45,8 @@ struct StateIsOneCriticalSection {
     // Look at how finish() in AsyncOperation changes the two flags, and how the getters read them.
     // Read "One critical section for all the state".
     // Covers: C19, C22
-    @Test("many threads reading the state while it finishes never see a half-made change")
+    @Test("many threads reading the state while it finishes never see a half-made change", .preflight)
     func readersSeeNoContradiction() async {
-        guard await Preflight.survives() else { return }
         let trace = Recorder<Moment>()
         let greeting = TracedGreeting(trace: trace)
         defer { greeting.pause.open() }
@@ -115,9 +114,8 @@ struct StateIsOneCriticalSection {
     // Look at finish() in AsyncOperation: what a reader on another thread can see while it announces.
     // Read "One critical section for all the state".
     // Covers: C22, C23
-    @Test("a reader on another thread, while a change is being announced, sees it whole or not at all")
+    @Test("a reader on another thread, while a change is being announced, sees it whole or not at all", .preflight)
     func noReaderSeesAHalfMadeChange() async {
-        guard await Preflight.survives() else { return }
         let trace = Recorder<Moment>()
         let readings = Protected<[Reading]>([])
         let target = Protected<Operation?>(nil)
