@@ -34,6 +34,46 @@ enum LifetimeScenario {
             LastWords.fail(
                 "regenerate", "The ledger saw \(ledger.loads.timeline); a regenerated report loads its sections again.")
         }
+
+        // A job cancelled before it ran is regenerated like any other.
+        generator.queue.isSuspended = true
+        let cancelled = generator.generate("May", sections: ["costs"]) { _ in }
+        cancelled.cancel()
+        generator.queue.isSuspended = false
+        guard settles(within: patience, { cancelled.isFinished }) else {
+            LastWords.fail("regenerate", "May's job, cancelled before it ran, never finished (waited \(patience.seconds) s).")
+        }
+        LastWords.note(
+            "regenerate",
+            """
+            regenerate() was called for May's job, which was cancelled before it ran, and the \
+            program stopped: a cancelled operation is finished, and adding it to a queue again is \
+            a programmer error. Make a new job from its title and sections.
+            """)
+        let may = Protected<[String]?>(nil)
+        let mayArrived = Gate("May's regenerated report")
+        _ = generator.regenerate(cancelled) { report in
+            may.withValue { $0 = report.sections.map(\.name) }
+            mayArrived.open()
+        }
+        guard mayArrived.wait(timeout: patience) else {
+            LastWords.fail(
+                "regenerate",
+                """
+                regenerate() of May's job, cancelled before it ran, delivered no report (waited \
+                \(patience.seconds) s); the ledger saw \(ledger.loads.timeline). A cancelled job \
+                never built anything: regenerate it from its title and sections.
+                """)
+        }
+        guard may.value == ["costs"] else {
+            LastWords.fail(
+                "regenerate",
+                """
+                regenerate() of May's job, cancelled before it ran, delivered the sections \
+                \(may.value ?? []); expected [\"costs\"], the sections the job was asked for, not \
+                those of a report it never built.
+                """)
+        }
     }
 }
 
@@ -46,6 +86,7 @@ extension LifetimeScenario {
         let job = generator.generate("April", sections: ["sales"]) { _ in }
         let returned = Gate("regenerate() to return")
         let again = Gate("the regenerated report")
+        let april = Protected<[String]?>(nil)
         LastWords.note(
             "regenerateWhileQueued",
             """
@@ -54,7 +95,10 @@ extension LifetimeScenario {
             """)
         DispatchQueue.main.async {
             _ = generator.regenerate(job) { report in
-                if report.title == "April" { again.open() }
+                if report.title == "April" {
+                    april.withValue { $0 = report.sections.map(\.name) }
+                    again.open()
+                }
             }
             returned.open()
         }
@@ -75,6 +119,15 @@ extension LifetimeScenario {
                 """
                 regenerate() returned, but once the ledger queue went on no regenerated report for \
                 April arrived (waited \(patience.seconds) s); the ledger saw \(ledger.loads.timeline).
+                """)
+        }
+        guard april.value == ["sales"] else {
+            LastWords.fail(
+                "regenerateWhileQueued",
+                """
+                The regenerated report for April held the sections \(april.value ?? []); expected \
+                [\"sales\"], the sections the first job was asked for. That job had not run yet, so \
+                it had no report to copy them from.
                 """)
         }
     }
@@ -195,7 +248,9 @@ struct LifetimeSpecs {
     // An operation runs once. Read ReportGenerator.regenerate: what does it hand to the queue?
     // See "An operation runs once".
     // Covers: C67
-    @Test("regenerate() builds the report again with a new job, without stopping the program")
+    @Test(
+        "regenerate() builds the report again with a new job, also for a job cancelled before it ran, without stopping the program"
+    )
     func regenerateMakesANewJob() async {
         LastWords.forget("regenerate")
         let outcome = await #expect(

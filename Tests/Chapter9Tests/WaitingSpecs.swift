@@ -9,22 +9,58 @@ import Testing
 /// child waits a bounded time for what correct code does, then exits with a failure and says
 /// what it saw; it returns normally when all went well.
 enum WaitingScenario {
-    /// Asks for a digest of three months and expects it, built from their sections, in order.
+    /// Asks for a digest of three months on the main queue, as a screen would, while March is
+    /// still held; expects digest() to return at once, then the digest, built from their sections,
+    /// in order, and its parts freed while the digest's job is still held.
     static func digest() {
-        let ledger = Ledger()
+        let ledger = Ledger(holding: ["March"])
         let generator = ReportGenerator(source: ledger)
         let delivered = Protected<Report?>(nil)
         let arrived = Gate("the digest")
-        let watch = Watch()
-        do {
+        let asked = Protected<DigestJob?>(nil)
+        let returned = Gate("digest() returned")
+        OperationQueue.main.addOperation {
             let digest = generator.digest(
                 "Q1", of: ["January", "February", "March"], sections: ["sales", "costs"]
             ) { report in
                 delivered.withValue { $0 = report }
                 arrived.open()
             }
-            watch.add(digest, as: "the digest's job")
+            asked.withValue { $0 = digest }
+            returned.open()
         }
+        guard returned.wait(timeout: patience) else {
+            ledger.release("March")
+            // Only to tell a deadlock from a long block: correct code never gets here.
+            guard returned.wait(timeout: patience / 2) else {
+                LastWords.fail(
+                    "digest",
+                    """
+                    digest(), called on the main queue, never returned, not even after March was \
+                    built: it waits for its parts, and something it waits for never comes.
+                    """)
+            }
+            LastWords.fail(
+                "digest",
+                """
+                digest(), called on the main queue, returned only once its parts were built: it \
+                waited for them, blocking the main queue, and the whole app, while the ledger worked. \
+                Nobody waits: the digest depends on its parts, and its report arrives later. \
+                \(lesson.see("Waiting on the main queue"))
+                """)
+        }
+        var digest = asked.withValue { job in
+            defer { job = nil }
+            return job
+        }
+        // March is held, so the digest has not run yet and its dependencies are its parts.
+        let parts = Watch()
+        for part in digest?.dependencies ?? [] {
+            parts.add(part, as: (part as? ReportJob).map { "the \($0.title) part" } ?? "a part")
+        }
+        let watch = Watch()
+        if let digest { watch.add(digest, as: "the digest's job") }
+        ledger.release("March")
         guard arrived.wait(timeout: patience) else {
             LastWords.fail(
                 "digest",
@@ -34,10 +70,10 @@ enum WaitingScenario {
                 holds the ledger queue's only slot while it waits for work queued behind it.
                 """)
         }
-        let parts = delivered.value?.sections.map { "\($0.report)/\($0.name)" } ?? []
+        let sections = delivered.value?.sections.map { "\($0.report)/\($0.name)" } ?? []
         let expected = ["January", "February", "March"].flatMap { ["\($0)/sales", "\($0)/costs"] }
-        guard parts == expected else {
-            LastWords.fail("digest", "The digest held the sections \(parts); expected \(expected), in that order.")
+        guard sections == expected else {
+            LastWords.fail("digest", "The digest held the sections \(sections); expected \(expected), in that order.")
         }
         let width = generator.queue.maxConcurrentOperationCount
         guard width == 1 else {
@@ -59,6 +95,18 @@ enum WaitingScenario {
                 a digest that waits for parts on another queue still blocks a thread.
                 """)
         }
+        guard settles(within: patience, { parts.alive.isEmpty }) else {
+            LastWords.fail(
+                "digest",
+                """
+                The digest arrived, and while its job was still held, \(parts.alive) stayed in memory \
+                \(patience.seconds) s later: the digest's job keeps its finished parts, as \
+                dependencies it never removed or in a list of its own. Read the parts' reports, \
+                then let the parts go. \(lesson.see("What dependencies keep alive"))
+                """)
+        }
+        withExtendedLifetime(digest) {}
+        digest = nil
         delivered.withValue { $0 = nil }
         guard settles(within: patience, { watch.alive.isEmpty }) else {
             LastWords.fail(
@@ -119,7 +167,8 @@ enum WaitingScenario {
         let shown = Protected<[String]>([])
         let appeared = Gate("the report on screen")
         let screen = ReportScreen(generator: generator) { report in
-            shown.withValue { $0.append(MainQueue.isCurrent ? report.title : "\(report.title), off the main queue") }
+            let name = "\(report.title) \(report.sections.map(\.name).joined(separator: "+"))"
+            shown.withValue { $0.append(MainQueue.isCurrent ? name : "\(name), off the main queue") }
             appeared.open()
         }
         let returned = Gate("refresh() returned")
@@ -160,9 +209,9 @@ enum WaitingScenario {
         guard appeared.wait(timeout: patience) else {
             LastWords.fail("refresh", "The report for March never appeared on the screen after it was built.")
         }
-        guard shown.value == ["March"] else {
+        guard shown.value == ["March sales"] else {
             LastWords.fail(
-                "refresh", "The screen showed \(shown.value); expected [\"March\"], shown from the main queue.")
+                "refresh", "The screen showed \(shown.value); expected [\"March sales\"], shown from the main queue.")
         }
     }
 
@@ -218,18 +267,22 @@ enum WaitingScenario {
 struct WaitingSpecs {
     // The digest runs on the ledger queue, which runs one operation at a time. Read
     // DigestJob.main() and ReportGenerator.digest: what is the digest waiting for, and where does
-    // that work have to run? See "Waiting inside a queue". Once it arrives, nothing may keep the
-    // digest's job alive: see "Completion blocks and cycles".
-    // Covers: C62, C66
-    @Test("a digest of three months arrives, although the ledger runs one operation at a time")
+    // that work have to run? See "Waiting inside a queue". Nobody waits for it, not even the
+    // caller on the main queue. Once it arrives, nothing may keep its finished parts or its job
+    // alive: see "Completion blocks and cycles".
+    // Covers: C62, C63, C65, C66
+    @Test(
+        "a digest of three months, asked for on the main queue, arrives later although the ledger runs one operation at a time, and lets its parts go"
+    )
     func digestDoesNotWaitInsideItsQueue() async {
         LastWords.forget("digest")
         let outcome = await #expect(
             processExitsWith: .success,
             """
-            Expected the digest to arrive within \(patience.seconds) s with every part's sections, \
-            built on a ledger queue that still runs one operation at a time, and its job to be \
-            freed once delivered.
+            Expected digest(), called on the main queue, to return at once, the digest to arrive \
+            within \(patience.seconds) s with every part's sections, built on a ledger queue that \
+            still runs one operation at a time, its parts to be freed while its job was held, and \
+            its job to be freed once delivered.
             \(lesson.see("Waiting inside a queue"))
             """
         ) {
