@@ -6,12 +6,38 @@ import Testing
 extension Chapter1Specs {
     @Suite("Work whose result nobody will use stops early")
     struct CancellationSpecs {
+        /// The change to the list that makes the running sum pointless.
+        enum NewerChange: String, CaseIterable, CustomTestStringConvertible, Sendable {
+            case adding = "adding a number"
+            /// The removal supersedes the running sum; the addition after it (which supersedes
+            /// the removal's own sum) gives the list its length back before the old sum reads
+            /// on, so that code still reading the live list does not crash here: the copy
+            /// specs judge that.
+            case removing = "removing a number, then adding one"
+
+            var testDescription: String { rawValue }
+
+            @MainActor
+            func apply(to adder: ListAdder) {
+                switch self {
+                case .adding:
+                    adder.add(5)
+                case .removing:
+                    adder.remove(at: 0)
+                    adder.add(5)
+                }
+            }
+        }
+
         // Hint: ListAdder, "Cancel work nobody will use". The owner holds on to the running
-        // operation; when the list changes again, it cancels that operation before starting a new one.
+        // operation; whenever the list changes again, by an addition or a removal, it cancels
+        // that operation before starting a new one.
         // Covers: C4, C7
-        @Test("a recalculation that a newer change supersedes stops before its end, and changes nothing")
+        @Test(
+            "a recalculation that a newer change supersedes stops before its end, and changes nothing",
+            arguments: NewerChange.allCases)
         @MainActor
-        func supersededSumStops() async {
+        func supersededSumStops(by change: NewerChange) async {
             let driver = SumDriver()
             defer { driver.releaseAll() }
             let screen = Recorder<Redraw>()
@@ -21,7 +47,7 @@ extension Chapter1Specs {
             adder.add(4)  // run 1: four numbers
             driver.pacer(1).allow(1)
             await waitUntil("run 1 to reach its second number") { driver.pacer(1).arrivals == 2 }
-            adder.add(5)  // run 2 makes run 1 pointless; run 2 waits at its first number
+            change.apply(to: adder)  // makes run 1 pointless; the newer runs wait at their first number
             driver.pacer(1).releaseAll()
 
             guard await driver.resultReachedOwner(run: 1) else { return }
@@ -30,8 +56,9 @@ extension Chapter1Specs {
             #expect(
                 added < 4,
                 """
-                Run 1 was superseded at its second number but still added all \(added) numbers. \
-                Its result will be thrown away, so it should have been cancelled and stopped.
+                Run 1 was superseded at its second number, by \(change.rawValue), but still \
+                added all \(added) numbers. Its result will be thrown away, so it should have \
+                been cancelled and stopped, whichever way the list changed.
                 Events: \(driver.events.timeline)
                 \(lesson.see("Cancel work nobody will use"))
                 """
@@ -39,9 +66,10 @@ extension Chapter1Specs {
             #expect(
                 screen.count == 0 && adder.isRecalculating,
                 """
-                Run 1 was cancelled while run 2 was still adding up. Expected the screen to stay as \
-                it was, spinner on; it redrew \(screen.all.map(\.text)) and isRecalculating is \
-                \(adder.isRecalculating). Only the newest recalculation's result may change the model.
+                Run 1 was superseded, by \(change.rawValue), while a newer run was still adding up. \
+                Expected the screen to stay as it was, spinner on; it redrew \
+                \(screen.all.map(\.text)) and isRecalculating is \(adder.isRecalculating). Only \
+                the newest recalculation's result may change the model.
                 \(lesson.see("Cancel work nobody will use"))
                 """
             )
