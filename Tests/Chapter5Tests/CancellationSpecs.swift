@@ -61,9 +61,12 @@ struct CancellationSpecs {
         }
     }
 
-    // BuildStep.main() with the policy .runWithout. See "When a dependency is cancelled".
+    // BuildStep.main() with the policy .runWithout: which dependencies feed the step? One was
+    // cancelled while its work ran and may still hold an output. See "When a dependency is cancelled".
     // Covers: C39
-    @Test("a cancelled optional input releases the step, which runs without that input")
+    @Test(
+        "a cancelled optional input releases the step, which runs without it, even one cancelled while it worked"
+    )
     func optionalInputIsLeftOut() async throws {
         let recorder = Recorder<Event>()
         let network = heldQueue("the network queue (suspended)", recorder: recorder)
@@ -81,12 +84,23 @@ struct CancellationSpecs {
         plan.add(
             BuildStep("changelog", work: Build.work("changelog", recorder: recorder)), on: queues[0]
         )
+        // “signature” is cancelled in the middle of its work, which then returns all the same.
+        let signing = Protected<BuildStep?>(nil)
+        let signature = BuildStep("signature") { _ in
+            recorder.record(.start("signature"))
+            recorder.record(.note("signature cancelled while working"))
+            signing.withValue { $0.take() }?.cancel()
+            recorder.record(.finish("signature"))
+            return "signature output"
+        }
+        signing.withValue { $0 = signature }
+        plan.add(signature, on: queues[0])
         let notes = BuildStep("release notes", ifInputCancelled: .runWithout) { inputs in
             recorder.record(.start("release notes"))
             received.withValue { $0 = inputs }
             return "notes from \(inputs.keys.sorted())"
         }
-        plan.add(notes, needs: ["checksum", "changelog"], on: queues[1])
+        plan.add(notes, needs: ["checksum", "signature", "changelog"], on: queues[1])
         let hint = lesson.see("When a dependency is cancelled")
 
         try await launch(plan)
@@ -114,6 +128,8 @@ struct CancellationSpecs {
             """
             “release notes” (policy .runWithout) should run with only [“changelog”] as input; \
             it received \(describe(received.value))\(notes.isCancelled ? " and was cancelled" : "").
+            “checksum” was cancelled before it ran and “signature” while it ran: whatever a cancelled \
+            dependency left is absent, not final.
             \(hint)
             """
         )

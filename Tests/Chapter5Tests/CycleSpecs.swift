@@ -51,6 +51,18 @@ struct CyclicShape: Sendable, CustomTestStringConvertible {
             ),
             cycle: ["a", "b", "c", "d"]
         ),
+        // Listed dependents first, the search meets “package” and “compile” on its way into the
+        // loop: they lead to it but are not part of it.
+        CyclicShape(
+            shape: Shape(
+                name: "a loop of two reached through steps outside it",
+                nodes: [
+                    Node("schema", needs: ["codegen"]), Node("codegen", needs: ["schema"], queue: 1),
+                    Node("compile", needs: ["codegen"]), Node("package", needs: ["compile"], queue: 1),
+                ]
+            ),
+            cycle: ["codegen", "schema"]
+        ),
     ]
 }
 
@@ -87,9 +99,15 @@ struct CycleSpecs {
             )
             return
         }
+        let outside = titles.filter { !example.cycle.contains($0) }
         #expect(
             Set(titles) == example.cycle && titles.count == example.cycle.count,
-            "BuildError.cycle named \(titles.map { "“\($0)”" }); expected exactly the steps of the loop, \(describe(example.cycle)), each once. \(hint)"
+            """
+            BuildError.cycle named \(titles.map { "“\($0)”" }); expected exactly the steps of the loop, \
+            \(describe(example.cycle)), each once.\
+            \(outside.isEmpty ? "" : " \(outside.map { "“\($0)”" }.joined(separator: " and ")) only lead into the loop and are not part of it: report just the steps that come back round to the first.")
+            \(hint)
+            """
         )
         let needs = Dictionary(
             example.shape.nodes.map { ($0.title, Set($0.needs)) }, uniquingKeysWith: { $0.union($1) })
