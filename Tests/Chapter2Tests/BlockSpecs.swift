@@ -3,22 +3,86 @@ import Foundation
 import KataTestSupport
 import Testing
 
+/// A batch handed to a queue that runs each operation to its end before `addOperation` returns.
+enum EagerQueueScenario {
+    static let name = "batchOnAnEagerQueue"
+
+    static func run() {
+        exitIfStillRunning(after: Bound.standard * 3, status: EXIT_FAILURE)
+        let queue = EagerQueue()
+        let seen = Recorder<String>()
+        let batch = Batch()
+        for piece in ["wash", "chop", "simmer"] {
+            do {
+                try batch.add {
+                    let finished = queue.handedIn.all.contains(where: \.isFinished)
+                    seen.record("\(piece) ran, operation \(finished ? "FINISHED" : "unfinished")")
+                }
+            } catch {
+                LastWords.fail(name, "add(_:) threw \(error) before the batch was submitted.")
+            }
+        }
+        LastWords.note(
+            name,
+            """
+            submit(to:) stopped the program. The queue ran the batch's operation to its end the \
+            moment it was added, before the next line of submit(to:); adding a block to an \
+            operation that has started or finished traps. Put every piece in first, then hand \
+            the operation to the queue.
+            """)
+        let operation = batch.submit(to: queue)
+        guard settles(within: Bound.standard, { seen.count == 3 }) else {
+            LastWords.fail(
+                name,
+                """
+                Of wash, chop and simmer, only these ran (waited \(Bound.standard.seconds) s): \
+                \(seen.timeline). The queue ran the operation it was given at once; a piece put in \
+                afterwards never runs.
+                """)
+        }
+        guard !seen.contains(where: { $0.hasSuffix("FINISHED") }) else {
+            LastWords.fail(
+                name,
+                """
+                Each piece looked at the operation the queue was given while it ran: \
+                \(seen.timeline). A piece that runs after the operation has finished is not part \
+                of it.
+                """)
+        }
+        guard settles(within: Bound.standard, { operation.isFinished }) else {
+            LastWords.fail(name, "The operation submit(to:) returned never finished, although every piece ran.")
+        }
+    }
+}
+
 @Suite("A block operation is finished only when every one of its blocks is")
 struct BlockOperationGroups {
     // Hint: Batch.submit(to:), "Block operations". Which pieces belong to the operation, and
-    // which run only after it has finished?
+    // which run only after it has finished or beside it?
     // Covers: C14
-    @Test("while any of the batch's pieces is still running, the batch's operation is not finished")
-    func finishedOnlyWhenAllAre() async throws {
+    @Test(
+        "while any of the batch's pieces is still running, the first, a middle or the last one, the batch's operation is not finished",
+        arguments: 1...3)
+    func finishedOnlyWhenAllAre(stillRunning slowPiece: Int) async throws {
         let pieces = 3
         let queue = OperationQueue()
         let submitted = Gate("submit(to:) returned the operation")
         let operation = Protected<Operation?>(nil)
         let seen = Recorder<String>()
+        let seenByDependent = Protected<Int?>(nil)
+        let dependent = BlockOperation { seenByDependent.withValue { $0 = seen.count } }
         let batch = Batch()
         for piece in 1...pieces {
             try batch.add {
                 submitted.wait()
+                if piece == slowPiece {
+                    // The slow piece goes on until nothing else the queue holds for the batch is
+                    // left unfinished: an operation that does not hold it has time to finish. With
+                    // every piece in one operation, that operation is the only one at once.
+                    _ = settles(within: Bound.standard) {
+                        queue.operations.filter { !$0.isFinished && $0 !== dependent }.count <= 1
+                    }
+                }
                 let finished = operation.value?.isFinished ?? false
                 seen.record("piece \(piece) ran, operation \(finished ? "FINISHED" : "unfinished")")
             }
@@ -26,8 +90,6 @@ struct BlockOperationGroups {
         let submittedOperation = batch.submit(to: queue)
         operation.withValue { $0 = submittedOperation }
         submitted.open()
-        let seenByDependent = Protected<Int?>(nil)
-        let dependent = BlockOperation { seenByDependent.withValue { $0 = seen.count } }
         dependent.addDependency(submittedOperation)
         queue.addOperation(dependent)
         await waitUntil("the operation that depends on the batch to run") { dependent.isFinished }
@@ -36,8 +98,9 @@ struct BlockOperationGroups {
         #expect(
             seen.count == pieces && !seen.contains { $0.hasSuffix("FINISHED") },
             """
-            Each piece looked at the batch's operation while it ran: \(seen.timeline). A piece \
-            that runs after the operation has finished is not part of it.
+            Each piece looked at the batch's operation while it ran, piece \(slowPiece) after \
+            the others had had time to end: \(seen.timeline). A piece that runs after the \
+            operation has finished, or in an operation of its own, is not part of it.
             \(lesson.see("Block operations"))
             """)
         #expect(
@@ -47,6 +110,26 @@ struct BlockOperationGroups {
             \(pieces) pieces were done; it should run only after all of them.
             \(lesson.see("Block operations"))
             """)
+    }
+
+    // Hint: Batch.submit(to:), "Block operations". This runs in a child process, because the
+    // mistake it looks for stops the program: when is the operation complete, and when does
+    // the queue get it?
+    // Covers: C14
+    @Test("a queue may run the batch's operation the moment it is added: every piece is in it already")
+    func completeBeforeItIsQueued() async {
+        LastWords.forget(EagerQueueScenario.name)
+        let outcome = await #expect(
+            processExitsWith: .success,
+            """
+            Expected a batch handed to a queue that runs each operation as soon as it is added \
+            (any queue may) to run all its pieces as part of the operation it returns.
+            \(lesson.see("Block operations"))
+            """
+        ) {
+            EagerQueueScenario.run()
+        }
+        LastWords.explain(EagerQueueScenario.name, outcome)
     }
 
     // Hint: Batch.add(_:), "Block operations". What happens to a piece added after the batch

@@ -14,19 +14,23 @@ struct TheFactory {
         }
     }
 
-    // Hint: Averager.task(with:), "The factory". Where and when does the averaging happen?
+    // Hint: Averager.task(with:), "The factory". Where and when does the averaging happen, for
+    // every batch, the empty one too, and who keeps the averager until then?
     // Covers: C11
     @Test(
-        "tasks from task(with:) do no work until queued, then each averages its own readings on the queue"
+        "tasks from task(with:) do no work until queued, then each averages its own readings on the queue, an empty batch too, with only the tasks kept"
     )
     func tasksRunOnTheQueue() async throws {
         let queue = OperationQueue()
         let seen = Recorder<Averaging>()
-        let averager = Averager { readings in
-            seen.record(Averaging(readings: readings, onQueue: OperationQueue.current === queue))
-        }
-        let batches = [[3, 5, 7], [10, 20], [-4, 4, 6, 2]]
-        let tasks = batches.map { averager.task(with: $0) }
+        let batches = [[3, 5, 7], [10, 20], [], [-4, 4, 6, 2]]
+        // Only the tasks are kept, as a caller of a factory may do: nothing else holds the averager.
+        let (tasks, averager): ([InvocationOperation<Averager, [Int], Int>], WeakReference<Averager>) = {
+            let averager = Averager { readings in
+                seen.record(Averaging(readings: readings, onQueue: OperationQueue.current === queue))
+            }
+            return (batches.map { averager.task(with: $0) }, WeakReference(averager))
+        }()
 
         #expect(
             seen.count == 0,
@@ -37,22 +41,30 @@ struct TheFactory {
             """)
 
         for task in tasks { queue.addOperation(task) }
-        await waitUntil("all three tasks to finish") { tasks.allSatisfy(\.isFinished) }
+        await waitUntil("all four tasks to finish") { tasks.allSatisfy(\.isFinished) }
 
+        let kept =
+            averager.value == nil
+            ? """
+             The spec kept only the tasks, and the averager was gone when they ran: an operation \
+            must keep its target alive until it has called the method.
+            """ : ""
         let answers = tasks.map { Answer(asking: $0) }
         #expect(
-            answers == [.value(5), .value(15), .value(2)],
+            answers == [.value(5), .value(15), .value(0), .value(2)],
             """
-            Expected the tasks' results to be 5, 15 and 2; they \
-            \(answers.map(\.description).joined(separator: ", ")).
+            Expected the tasks' results to be 5, 15, 0 (no readings) and 2; they \
+            \(answers.map(\.description).joined(separator: ", ")).\(kept)
             \(lesson.see("The factory"))
             """)
         #expect(
-            seen.count == 3 && seen.all.allSatisfy(\.onQueue)
+            seen.count == batches.count && seen.all.allSatisfy(\.onQueue)
                 && Set(seen.all.map(\.readings)) == Set(batches),
             """
-            Expected each batch of readings to be averaged once, inside an operation of the queue; \
-            the averaging calls were: \(seen.timeline).
+            Expected each of the \(batches.count) batches of readings, the empty one too, to be \
+            averaged once by average(of:), inside an operation of the queue; the averaging calls \
+            were: \(seen.timeline). A task that answers for the averager without calling its \
+            method skips what the method does besides the sum.\(kept)
             \(lesson.see("The factory"))
             """)
     }

@@ -118,3 +118,22 @@ enum Answer: Equatable, Sendable, CustomStringConvertible {
         }
     }
 }
+
+/// A queue that runs each operation it is given to its end before `addOperation` returns, as
+/// any queue that is free at that moment may.
+final class EagerQueue: OperationQueue, @unchecked Sendable {  // adds only a locked Recorder
+    /// Every operation handed to the queue, in order.
+    let handedIn = Recorder<Operation>()
+
+    override func addOperation(_ op: Operation) {
+        handedIn.record(op)
+        super.addOperation(op)
+        _ = settles(within: Bound.standard) { op.isFinished }
+    }
+
+    override func addOperations(_ ops: [Operation], waitUntilFinished wait: Bool) {
+        ops.forEach(handedIn.record)
+        super.addOperations(ops, waitUntilFinished: wait)
+        _ = settles(within: Bound.standard) { ops.allSatisfy(\.isFinished) }
+    }
+}
