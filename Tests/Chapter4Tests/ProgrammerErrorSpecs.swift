@@ -23,8 +23,9 @@ enum Misuse {
         if !ran.wait(timeout: Chapter4Bound.retry) { exit(EXIT_FAILURE) }  // never retried
     }
 
-    /// Hands the runner an operation that another thread has already started.
-    static func alreadyExecuting() {
+    /// Hands the runner an operation that another thread has already started, then hands it
+    /// over again once it was cancelled while it executes.
+    static func executingElsewhere() {
         let runner = ManualRunner(retryInterval: Chapter4Bound.retryInterval)
         let entered = Gate("the work has begun")
         let release = Gate("the work may end")
@@ -35,29 +36,94 @@ enum Misuse {
                 entered.open()
                 release.wait()
             })
+        defer { release.open() }
         Thread.detachNewThread { operation.start() }
-        if !entered.wait() { exit(EXIT_FAILURE) }
+        if !entered.wait() {
+            LastWords.fail(
+                "executingElsewhere",
+                "The operation's work never began on the thread that started it (waited \(Bound.standard.seconds) s).")
+        }
         runner.perform(operation)
         runner.run(operation)
-        if startedAgain.wait(timeout: quietPeriod) { exit(EXIT_FAILURE) }  // start() traps next
-        release.open()
+        if startedAgain.wait(timeout: quietPeriod) {  // a real operation's start() traps here
+            LastWords.fail(
+                "executingElsewhere",
+                """
+                Another thread had started the operation and its work was still running, and the \
+                runner called its start() a second time.
+                """)
+        }
+        operation.cancel()
+        runner.perform(operation)
+        runner.run(operation)
+        if startedAgain.wait(timeout: quietPeriod) {  // a real operation's start() traps here
+            LastWords.fail(
+                "executingElsewhere",
+                """
+                The operation was cancelled while another thread executed it, and the runner then \
+                called its start() a second time: cancelled does not make an executing operation \
+                yours to start. Leave alone an operation that is executing, cancelled or not.
+                """)
+        }
     }
 
-    /// Puts an operation in a suspended queue through the runner, then asks the runner to start it.
-    static func queued() {
+    /// Puts two operations in a suspended queue through the runner, cancels one, then asks the
+    /// runner to start both.
+    static func waitingInQueue() {
         let runner = ManualRunner(retryInterval: Chapter4Bound.retryInterval)
         let queue = OperationQueue()
         queue.isSuspended = true
-        let startedByHand = Gate("start() called by hand")
+        let startedByHand = Gate("start() called by hand on the operation")
+        let cancelledStartedByHand = Gate("start() called by hand on the cancelled operation")
         let ran = Gate("the operation's work")
         let operation = ProbeOperation(
             onStart: { _ in if OperationQueue.current !== queue { startedByHand.open() } },
             work: { ran.open() })
-        if !runner.enqueue(operation, on: queue) { exit(EXIT_FAILURE) }
+        let cancelled = ProbeOperation(
+            onStart: { _ in if OperationQueue.current !== queue { cancelledStartedByHand.open() } })
+        for (name, each) in [("the operation", operation), ("the second operation", cancelled)]
+        where !runner.enqueue(each, on: queue) {
+            LastWords.fail(
+                "waitingInQueue",
+                "enqueue(_:on:) returned false for \(name), which nobody had started or handed over.")
+        }
+        LastWords.note(
+            "waitingInQueue",
+            """
+            The program stopped while perform(_:) was handed an operation waiting in a suspended \
+            queue: it called start() by hand on an operation that a queue owns.
+            """)
         runner.perform(operation)
-        if startedByHand.wait(timeout: quietPeriod) { exit(EXIT_FAILURE) }  // start() traps next
+        if startedByHand.wait(timeout: quietPeriod) {  // a real operation's start() traps here
+            LastWords.fail(
+                "waitingInQueue",
+                "perform(_:) called start() by hand on an operation it had put in a queue that was suspended.")
+        }
+        cancelled.cancel()
+        LastWords.note(
+            "waitingInQueue",
+            """
+            The program stopped while perform(_:) was handed an operation that was cancelled while \
+            it waited in a suspended queue: it called start() by hand on an operation that a \
+            queue owns. Cancelled or not, the queue starts it, and finishes it then.
+            """)
+        runner.perform(cancelled)
+        if cancelledStartedByHand.wait(timeout: quietPeriod) {  // a start() by hand traps here or later
+            LastWords.fail(
+                "waitingInQueue",
+                """
+                An operation the runner had put in a suspended queue was cancelled there, and \
+                perform(_:) then called its start() by hand: cancelled does not take it from the \
+                queue, which starts it (and so finishes it) when it resumes. Leave alone what \
+                you queued, cancelled or not.
+                """)
+        }
         queue.isSuspended = false
-        if !ran.wait() { exit(EXIT_FAILURE) }
+        if !ran.wait() {
+            LastWords.fail(
+                "waitingInQueue",
+                "Once the queue resumed, the operation's work never ran (waited \(Bound.standard.seconds) s).")
+        }
     }
 
     /// Starts an operation through the runner, then asks the runner to put it in a queue.
@@ -91,38 +157,44 @@ struct ProgrammerErrorSpecs {
         LastWords.explain(outcome)
     }
 
-    // Look at the checks at the top of ManualRunner.perform(_:): an operation another thread
-    // already started. Lesson: "Starting by hand".
+    // Look at the checks at the top of ManualRunner.perform(_:), and their order: an operation
+    // another thread already started, and later cancelled. Lessons: "Starting by hand",
+    // "Cancelled operations".
     // Covers: C28
-    @Test("handed an operation that is already executing, the runner does not start it again")
+    @Test("handed an operation that is already executing, cancelled or not, the runner does not start it again")
     func alreadyExecuting() async {
+        LastWords.forget("executingElsewhere")
         let outcome = await #expect(
             processExitsWith: .success,
             """
             The child process should end normally. It stopped: the runner called start() a \
-            second time on an operation that was executing. \(lesson.see("Starting by hand"))
+            second time on an operation that was executing, before or after it was cancelled. \
+            \(lesson.see("Starting by hand"))
             """
         ) {
-            Misuse.alreadyExecuting()
+            Misuse.executingElsewhere()
         }
-        LastWords.explain(outcome)
+        LastWords.explain("executingElsewhere", outcome)
     }
 
     // Look at ManualRunner.enqueue(_:on:) and perform(_:): what the runner knows about the
-    // operations it gave to a queue. Lesson: "Who owns an operation".
+    // operations it gave to a queue, and whether a cancelled one skips that check.
+    // Lesson: "Who owns an operation".
     // Covers: C34
-    @Test("the runner does not start by hand an operation that sits in a queue")
+    @Test("the runner does not start by hand an operation that sits in a queue, even a cancelled one")
     func queuedIsLeftToTheQueue() async {
+        LastWords.forget("waitingInQueue")
         let outcome = await #expect(
             processExitsWith: .success,
             """
             The child process should end normally. It stopped: the runner called start() by \
-            hand on an operation waiting in a queue. \(lesson.see("Who owns an operation"))
+            hand on an operation waiting in a queue, cancelled or not. \
+            \(lesson.see("Who owns an operation"))
             """
         ) {
-            Misuse.queued()
+            Misuse.waitingInQueue()
         }
-        LastWords.explain(outcome)
+        LastWords.explain("waitingInQueue", outcome)
     }
 
     // Look at ManualRunner.enqueue(_:on:): an operation the runner has already started.

@@ -8,21 +8,69 @@ struct RetryingSpecs {
     /// A short retry interval keeps these specs fast.
     static let interval = Chapter4Bound.retryInterval
 
-    // Look at ManualRunner.run(_:): the timer that should look at a waiting operation again,
-    // and waitingCount. Lesson: "Retrying with a timer".
-    // Covers: C27, C31
-    @Test("a waiting operation starts once, after its dependency finishes, and retrying stops")
-    func startsWhenReady() async throws {
-        let runner = ManualRunner(retryInterval: Self.interval)
+    /// How long the waiting operation stays not ready, and who holds it meanwhile.
+    enum Waiting: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        case briefly = "its dependency finishes right after run(_:)"
+        case pastSeveralLooks = "its dependency finishes only after the runner looked at it twice more"
+        case letGo = "the caller lets go of it, and it becomes ready later by its own isReady"
+
+        var testDescription: String { rawValue }
+    }
+
+    /// What a spec keeps of an operation it handed to `run(_:)`.
+    struct HandedOver {
+        /// The operation, for as long as anyone holds it.
+        var reference: WeakReference<ProbeOperation>
+        /// The operation itself, unless the spec let go of it.
+        var kept: ProbeOperation?
+        /// How often its readiness had been checked when `run(_:)` returned.
+        var checksAtHandOver: Int
+        /// Makes the operation ready.
+        var makeReady: @Sendable () -> Void
+    }
+
+    /// Hands `run(_:)` a probe that is not ready yet and counts its starts and runs in `starts`
+    /// and `runs`. Only the runner holds the probe when the spec lets go of it; that probe has
+    /// no dependency, which Foundation would leave pointing at it once it is freed.
+    static func handOver(
+        _ waiting: Waiting, to runner: ManualRunner, starts: Protected<Int>, runs: Protected<Int>
+    ) -> HandedOver {
+        let ready = Protected(false)
         let dependency = BlockOperation {}
-        let operation = ProbeOperation()
-        operation.addDependency(dependency)
+        let operation = ProbeOperation(
+            readyWhen: { waiting != .letGo || ready.value },
+            onStart: { count in starts.withValue { $0 = count } },
+            work: { runs.withValue { $0 += 1 } })
+        let makeReady: @Sendable () -> Void
+        if waiting == .letGo {
+            makeReady = { ready.withValue { $0 = true } }
+        } else {
+            operation.addDependency(dependency)
+            makeReady = { dependency.start() }
+        }
         runner.run(operation)
+        return HandedOver(
+            reference: WeakReference(operation), kept: waiting == .letGo ? nil : operation,
+            checksAtHandOver: operation.readinessChecks, makeReady: makeReady)
+    }
+
+    // Look at ManualRunner.run(_:): the timer that should look at a waiting operation again,
+    // as often as it takes, what it keeps while it waits, and waitingCount.
+    // Lesson: "Retrying with a timer".
+    // Covers: C27, C31
+    @Test(
+        "a waiting operation starts once, when it becomes ready, and retrying stops",
+        arguments: Waiting.allCases)
+    func startsWhenReady(waiting: Waiting) async throws {
+        let runner = ManualRunner(retryInterval: Self.interval)
+        let starts = Protected(0)
+        let runs = Protected(0)
+        let handedOver = Self.handOver(waiting, to: runner, starts: starts, runs: runs)
         try #require(
-            operation.startCount == 0,
+            starts.value == 0,
             """
-            run(_:) started an operation whose dependency had not finished; start() on an \
-            operation that is not ready is a programmer error. \(lesson.see("Retrying with a timer"))
+            run(_:) started an operation that was not ready yet; start() on an operation that \
+            is not ready is a programmer error. \(lesson.see("Retrying with a timer"))
             """)
         #expect(
             runner.waitingCount == 1,
@@ -31,15 +79,45 @@ struct RetryingSpecs {
             \(runner.waitingCount); the runner should be retrying exactly that one operation. \
             \(lesson.see("Retrying with a timer"))
             """)
-        dependency.start()
+        if waiting == .pastSeveralLooks, let operation = handedOver.kept {
+            let looks = { operation.readinessChecks - handedOver.checksAtHandOver }
+            let lookedTwice = await waitUntil(
+                "the runner to look at the waiting operation again, twice, while it was not ready",
+                timeout: Chapter4Bound.retry,
+                hint: looks() == 0
+                    ? """
+                    Nothing looked at it again after run(_:) returned. A Timer scheduled on a \
+                    thread whose run loop never runs never fires. \(lesson.see("Retrying with a timer"))
+                    """
+                    : """
+                    After run(_:) returned, the runner asked \(looks() == 1 ? "once" : "\(looks()) times") \
+                    whether the operation was ready, then stopped looking. A timer that fires once gives up on \
+                    an operation that is still waiting: keep looking until it is ready or \
+                    cancelled. \(lesson.see("Retrying with a timer"))
+                    """
+            ) { looks() >= 2 }
+            guard lookedTwice else { return }
+        }
+        handedOver.makeReady()
         let started = await waitUntil(
-            "the runner to start the operation after its dependency finished",
+            "the runner to start the operation once it became ready",
             timeout: Chapter4Bound.retry,
-            hint: """
+            hint: handedOver.reference.value == nil
+                ? """
+                run(_:) promises to start the operation once it is ready, so the runner must hold \
+                it until then: a retry that captures it weakly loses it as soon as the caller \
+                lets go. \(lesson.see("Retrying with a timer"))
+                """
+                : """
                 Nothing retried it. A Timer scheduled on a thread whose run loop never runs \
                 never fires. \(lesson.see("Retrying with a timer"))
-                """
-        ) { operation.isFinished }
+                """,
+            givingUpWhen: {
+                handedOver.reference.value == nil && runs.value == 0
+                    ? "the operation was freed before its work ran: nothing but the runner held it, and the runner did not"
+                    : nil
+            }
+        ) { runs.value == 1 }
         guard started else { return }
         await waitUntil(
             "the runner to stop retrying once the operation had started",
@@ -47,10 +125,10 @@ struct RetryingSpecs {
                 "waitingCount stayed \(runner.waitingCount). \(lesson.see("Retrying with a timer"))"
         ) { runner.waitingCount == 0 }
         #expect(
-            operation.startCount == 1 && operation.runCount == 1,
+            starts.value == 1 && runs.value == 1,
             """
-            The operation was started \(operation.startCount) times and ran \(operation.runCount) \
-            times; it should be started exactly once. \(lesson.see("Retrying with a timer"))
+            The operation was started \(starts.value) times and ran \(runs.value) times; it \
+            should be started exactly once. \(lesson.see("Retrying with a timer"))
             """)
     }
 

@@ -25,15 +25,21 @@ enum Chapter4Bound {
 final class ProbeOperation: Operation, @unchecked Sendable {  // its state lives in Protected boxes
     private let work: @Sendable () -> Void
     private let onStart: @Sendable (Int) -> Void
+    private let readyWhen: @Sendable () -> Bool
     private let starts = Protected(0)
     private let runs = Protected(0)
+    private let readinessReads = Protected(0)
     private let workThread = Protected<ObjectIdentifier?>(nil)
 
     /// Creates a probe that runs `work` in `main` and calls `onStart` with the count of each start.
+    ///
+    /// It is ready when its dependencies have finished and `readyWhen` says so.
     init(
+        readyWhen: @escaping @Sendable () -> Bool = { true },
         onStart: @escaping @Sendable (Int) -> Void = { _ in },
         work: @escaping @Sendable () -> Void = {}
     ) {
+        self.readyWhen = readyWhen
         self.onStart = onStart
         self.work = work
     }
@@ -46,6 +52,14 @@ final class ProbeOperation: Operation, @unchecked Sendable {  // its state lives
 
     /// The thread the work ran on, if it ran.
     var ranOn: ObjectIdentifier? { workThread.value }
+
+    /// How many times anyone asked whether the operation is ready: a runner asks on every look.
+    var readinessChecks: Int { readinessReads.value }
+
+    override var isReady: Bool {
+        readinessReads.withValue { $0 += 1 }
+        return super.isReady && readyWhen()
+    }
 
     override func start() {
         let count = starts.withValue { count in

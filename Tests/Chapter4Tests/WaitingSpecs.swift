@@ -21,14 +21,18 @@ struct WaitingSpecs {
     /// a small share of a core.
     static let allowedCPU: Duration = Bound.scaled(.milliseconds(15))
 
-    // Look at ManualRunner.wait(for:): what the thread does while the operation runs.
-    // Lesson: "Waiting without spinning".
+    // Look at ManualRunner.wait(for:): what the thread does while the operation runs, and
+    // what it leaves of the operation. Lesson: "Waiting without spinning".
     // Covers: C33
-    @Test("wait(for:) sleeps until the operation finishes instead of polling isFinished")
+    @Test(
+        "wait(for:) sleeps until the operation finishes, without polling isFinished or replacing its completion block"
+    )
     func waitingDoesNotPoll() async {
         let runner = ManualRunner()
         let release = Gate("the awaited operation's work")
         let operation = ConcurrentProbe(release: release)
+        let ownCompletion = Gate("the completion block its caller gave the operation")
+        operation.completionBlock = { ownCompletion.open() }
         operation.start()
         let waiting = Gate("the waiter")
         let measured = Protected<(cpu: Duration, wall: Duration)?>(nil)
@@ -63,6 +67,15 @@ struct WaitingSpecs {
             keeps waking up for nothing; block on waitUntilFinished() instead. \
             \(lesson.see("Waiting without spinning"))
             """)
+        await waitUntil(
+            "the completion block the operation was given to run once it had finished",
+            hint: """
+                The operation finished while wait(for:) blocked on it, but the completion block \
+                its caller had given it never ran: wait(for:) put its own in its place. Waiting \
+                must leave the operation as it was: block on waitUntilFinished(), or on a signal \
+                from a dependent of the operation. \(lesson.see("Waiting without spinning"))
+                """
+        ) { ownCompletion.isOpen }
         guard let cost = measured.value else { return }
         #expect(
             cost.cpu <= Self.allowedCPU,
