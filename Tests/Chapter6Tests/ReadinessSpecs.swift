@@ -5,14 +5,18 @@ import Testing
 
 @Suite("Readiness comes before priority")
 struct ReadinessSpecs {
-    // Priority only ranks jobs that are ready, and a rush job that waits for its paper is not.
-    // Look at what PrintShop.submit does with `after:`.
+    // Priority only ranks jobs that are ready, and a rush job that waits for its paper is not,
+    // even while the paper is already being unloaded on another queue: a prerequisite that is
+    // running has not finished. Look at what PrintShop.submit does with `after:`.
     // Covers: C44, C46
-    @Test("a ready bulk job prints before a rush job still waiting for its paper")
-    func readyLowPriorityJobGoesFirst() async {
+    @Test(
+        "a ready bulk job prints before a rush job still waiting for its paper, not yet sent or already unloading",
+        arguments: Delivery.Stage.allCases
+    )
+    func readyLowPriorityJobGoesFirst(_ stage: Delivery.Stage) async {
         let shop = PrintShop()
         let log = Recorder<String>()
-        let paper = Delivery("paper arrived", into: log)
+        let paper = await Delivery.at(stage, "paper arrived", into: log)
 
         shop.pause()
         shop.submit("rush posters", urgency: .rush, after: [paper.operation]) {
@@ -35,9 +39,11 @@ struct ReadinessSpecs {
         #expect(
             log.all == expected,
             """
-            Expected \(expected.joined(separator: " → ")), but the shop did \(log.timeline). \
-            A job that waits for a prerequisite is not ready, and a queue only ranks ready jobs: \
-            the ready bulk job prints first, the rush job after its paper arrives.
+            When \(stage.testDescription), expected \(expected.joined(separator: " → ")), but the \
+            shop did \(log.timeline). A job that waits for a prerequisite is not ready, and a \
+            queue only ranks ready jobs: the ready bulk job prints first, the rush job after its \
+            paper arrives. A prerequisite that is already running has not finished either, so \
+            the job depends on every prerequisite, whatever state it is in.
             \(lesson.see("Readiness first, then priority"))
             """
         )

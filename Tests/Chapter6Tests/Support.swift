@@ -96,22 +96,101 @@ func spelled(_ urgencies: [Urgency]) -> String {
 }
 
 /// An outside supply (paper, ink) a job can wait for: an operation the spec finishes when it chooses.
+///
+/// A delivery has not arrived until `arrive()`, whether it still waits at the supplier (its
+/// operation has not started) or is already being unloaded (its operation is executing on the
+/// supplier's own queue).
 final class Delivery: Sendable {
-    /// The operation jobs name as their prerequisite.
-    let operation: BlockOperation
-    private let queue = OperationQueue()
+    /// How far a delivery has come when a job that needs it is handed to the press.
+    enum Stage: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        case atTheSupplier = "the paper has not left the supplier"
+        case beingUnloaded = "the paper is already being unloaded on the supplier's own queue"
 
-    /// Creates a delivery that records `event` when it arrives, and holds it back until `arrive()`.
+        var testDescription: String { rawValue }
+    }
+
+    /// The operation jobs name as their prerequisite.
+    let operation: Operation
+    private let queue = OperationQueue()
+    private let unloading: Unloading?
+
+    /// Creates a delivery that records `event` when it arrives, and holds it back at the
+    /// supplier, not started, until `arrive()`.
     init(_ event: String, into log: Recorder<String>) {
-        operation = BlockOperation { log.record(event) }
+        let operation = BlockOperation { log.record(event) }
         operation.name = event
+        self.operation = operation
+        unloading = nil
         queue.isSuspended = true
         queue.addOperation(operation)
     }
 
+    /// Creates a delivery that records `event` when it arrives, and keeps its operation
+    /// executing on the supplier's queue, without holding a thread, until `arrive()`.
+    private init(beingUnloaded event: String, into log: Recorder<String>) {
+        let unloading = Unloading(event, log: log)
+        operation = unloading
+        self.unloading = unloading
+        queue.addOperation(unloading)
+    }
+
+    /// A delivery at `stage`: for `.beingUnloaded`, returns once its operation is executing.
+    static func at(_ stage: Stage, _ event: String, into log: Recorder<String>) async -> Delivery {
+        switch stage {
+        case .atTheSupplier:
+            return Delivery(event, into: log)
+        case .beingUnloaded:
+            let delivery = Delivery(beingUnloaded: event, into: log)
+            await waitUntil("the delivery \"\(event)\" to start unloading") {
+                delivery.operation.isExecuting
+            }
+            return delivery
+        }
+    }
+
     /// Lets the delivery arrive.
     func arrive() {
-        queue.isSuspended = false
+        if let unloading {
+            unloading.finish()
+        } else {
+            queue.isSuspended = false
+        }
+    }
+}
+
+/// A delivery's operation while it is being unloaded: executing, without holding a thread, until
+/// `finish()` records its arrival.
+private final class Unloading: Operation, @unchecked Sendable {  // `state` is only touched under `lock`
+    private let lock = NSLock()
+    private var state = (executing: false, finished: false)  // protected by lock
+    private let event: String
+    private let log: Recorder<String>
+
+    init(_ event: String, log: Recorder<String>) {
+        self.event = event
+        self.log = log
+        super.init()
+        name = event
+    }
+
+    override var isAsynchronous: Bool { true }
+    override var isExecuting: Bool { lock.withLock { state.executing } }
+    override var isFinished: Bool { lock.withLock { state.finished } }
+
+    override func start() {
+        willChangeValue(forKey: "isExecuting")
+        lock.withLock { state.executing = true }
+        didChangeValue(forKey: "isExecuting")
+    }
+
+    /// Records the arrival and finishes, which lets every job that depends on it become ready.
+    func finish() {
+        log.record(event)
+        willChangeValue(forKey: "isExecuting")
+        willChangeValue(forKey: "isFinished")
+        lock.withLock { state = (executing: false, finished: true) }
+        didChangeValue(forKey: "isFinished")
+        didChangeValue(forKey: "isExecuting")
     }
 }
 
