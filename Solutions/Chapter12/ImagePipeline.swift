@@ -133,7 +133,10 @@ public final class ImagePipeline: @unchecked Sendable {  // mutable state only u
             next(self, request, stage)
         }
         let replaced: Operation?? = lock.withLock {
-            guard rows[request.row] === request else { return nil }
+            guard rows[request.row] === request else {
+                stage.completionBlock = nil  // never queued, so the block would keep it forever
+                return nil
+            }
             // Priority is set before the operation joins its queue (Chapter 6).
             stage.queuePriority = request.visible ? .high : .low
             // Published and queued in one critical section: whoever reads the stage to cancel

@@ -7,6 +7,47 @@ import Testing
 /// they never hold more than one of the few threads the whole test process shares.
 @Suite("Slow stages", .serialized)
 struct SlowStageSpecs {
+    // Look at the width each blocking stage's queue gets in `ImagePipeline.init`. Lesson: "A
+    // width per stage".
+    // Covers: C86
+    @Test(
+        "decodes and resizes each keep to their own width, also when the two widths differ",
+        arguments: [Stage.decode, .resize])
+    func blockingStagesStayWithinTheirOwnWidth(_ stage: Stage) async {
+        // The held stage is the wider one, so a queue given the other stage's width shows.
+        let widths =
+            stage == .decode
+            ? StageWidths(fetches: 4, decodes: 2, resizes: 1) : StageWidths(fetches: 4, decodes: 1, resizes: 2)
+        let width = stage == .decode ? widths.decodes : widths.resizes
+        let studio = Studio(holding: [stage], widths: widths)
+        defer { studio.releaseAll() }
+        let list = ListView(ImagePipeline(fetcher: studio, decoder: studio, resizer: studio, widths: widths))
+        let images = ["a", "b", "c", "d"]
+        for (row, image) in images.enumerated() { await list.show(image, in: row) }
+        let hint = lesson.see("A width per stage")
+        let tooMany = {
+            studio.peak(stage) > width
+                ? "\(studio.peak(stage)) \(stage)s ran at once (\(studio.began(stage).joined(separator: ", ")) began)"
+                : nil
+        }
+        guard
+            await waitUntil(
+                "\(width) \(stage)s to run at once (decode width \(widths.decodes), resize width \(widths.resizes))",
+                hint: "Only \(studio.running(stage).count) ran while more rows waited for their \(stage). " + hint,
+                givingUpWhen: tooMany,
+                { studio.running(stage).count == width })
+        else { return }
+        let extra = await comesTrue(within: window) { studio.peak(stage) > width }
+        #expect(
+            !extra,
+            """
+            With a \(stage) width of \(width) (decode width \(widths.decodes), resize width \
+            \(widths.resizes)), \(studio.peak(stage)) \(stage)s ran at once. \(hint)
+            """)
+        studio.releaseAll()
+        await waitUntil("every row to get its thumbnail", hint: hint) { list.deliveries.count == images.count }
+    }
+
     // Look at what bounds the decodes and the resizes in `ImagePipeline`, and at whether a row
     // keeps an earlier stage's slot while it waits for the next. Lesson: "A width per stage".
     // Covers: C86, C85, C53
