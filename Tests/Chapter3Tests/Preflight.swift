@@ -57,6 +57,32 @@ enum Preflight {
         }
     }
 
+    /// Whether calling `start()` again, while the work runs and once it finished, runs without
+    /// trapping or hanging; records an issue if not. Only the spec that starts a greeting again
+    /// asks it, so a `start()` that traps the second time costs only that spec.
+    static func survivesStartingAgain(sourceLocation: SourceLocation = #_sourceLocation) async -> Bool {
+        await survives(
+            "starting again", what: "starting a greeting again trapped or hung", see: "Steps",
+            sourceLocation: sourceLocation
+        ) {
+            let result = await #expect(
+                processExitsWith: .success,
+                """
+                A greeting was told to start() again while its work ran, and once more after it \
+                finished, in a process of its own, and that process stopped (a signal) or hung (exit \
+                code 3): a later start() trapped, for example on a precondition that the operation \
+                is idle, or waited on a lock that is never released. A start() that finds the \
+                greeting already started or finished returns and changes nothing. \(lesson.see("Steps"))
+                """,
+                sourceLocation: sourceLocation
+            ) {
+                exit(Preflight.startAgainRun())
+            }
+            LastWords.explain(result, sourceLocation: sourceLocation)
+            return result != nil
+        }
+    }
+
     /// Runs trial `name` once per test run, in a process of its own, and tells every spec that asks
     /// whether it survived; the first to ask reports how it failed, the others that they did not run.
     private static func survives(
@@ -155,6 +181,21 @@ enum Preflight {
         return 0
     }
 
+    /// Starts a greeting, starts it again while its work waits, and once more after it finished;
+    /// 3 if it hangs.
+    static func startAgainRun() -> Int32 {
+        exitIfStillRunning(after: Bound.standard, status: 3)
+        let trace = Recorder<Moment>()
+        let greeting = TracedGreeting(trace: trace)
+        Thread.detachNewThread { greeting.start() }
+        briefly { trace.contains(.workPaused) }
+        greeting.start()
+        greeting.pause.open()
+        briefly { greeting.isFinished }
+        greeting.start()
+        return 0
+    }
+
     /// Gives `condition` a short while to come true, whatever the outcome.
     private static func briefly(_ condition: () -> Bool) {
         _ = settles(within: Bound.scaled(.milliseconds(100)), condition)
@@ -162,12 +203,15 @@ enum Preflight {
 }
 
 /// Runs a spec only once the greeting's trials survived: `@Test("…", .preflight)`, or
-/// `.preflightFinishingAgain` for the specs that finish a greeting a second time.
+/// `.preflightFinishingAgain` for the specs that finish a greeting a second time, or
+/// `.preflightStartingAgain` for the spec that starts one again.
 ///
 /// When a trial trapped or hung, the spec records the trial's issue instead of running.
 struct PreflightTrait: TestTrait, TestScoping {
     /// Whether the spec also needs `finish()` called again to survive.
     var finishingAgain = false
+    /// Whether the spec also needs `start()` called again to survive.
+    var startingAgain = false
 
     func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
@@ -175,6 +219,9 @@ struct PreflightTrait: TestTrait, TestScoping {
         guard await Preflight.survives(sourceLocation: test.sourceLocation) else { return }
         if finishingAgain {
             guard await Preflight.survivesFinishingAgain(sourceLocation: test.sourceLocation) else { return }
+        }
+        if startingAgain {
+            guard await Preflight.survivesStartingAgain(sourceLocation: test.sourceLocation) else { return }
         }
         try await function()
     }
@@ -186,4 +233,7 @@ extension Trait where Self == PreflightTrait {
 
     /// Runs the spec only if a greeting's life, and finishing it again, survive in trial processes.
     static var preflightFinishingAgain: Self { Self(finishingAgain: true) }
+
+    /// Runs the spec only if a greeting's life, and starting it again, survive in trial processes.
+    static var preflightStartingAgain: Self { Self(startingAgain: true) }
 }

@@ -112,4 +112,72 @@ struct StartReturnsEarly {
             .sentinelRan, of: greeting, "the sentinel that depends on the greeting to run",
             why: "Nobody heard that the greeting finished: announce isFinished after setting the flag.")
     }
+
+    // Look at the first check in AsyncOperation.start(): what does a second call find?
+    // Read "Your own start(), never the inherited one".
+    // Covers: C18
+    @Test(
+        "start() called again, while the work runs and after it ended, launches nothing and announces nothing",
+        .preflightStartingAgain)
+    func startingAgainChangesNothing() async {
+        let trace = Recorder<Moment>()
+        let greeting = TracedGreeting(trace: trace)
+        defer { greeting.pause.open() }
+        Thread.detachNewThread { greeting.start() }
+        guard await waitForPause(greeting) else { return }
+        let announcedBefore = greeting.announcements.count
+
+        guard await startAgain(greeting, "while the work waits at the gate") else { return }
+        trace.record(.gateOpened)
+        greeting.pause.open()
+        guard await waitForFinished(greeting) else { return }
+        guard await startAgain(greeting, "after the greeting finished") else { return }
+        // Whatever a later start() launched on the work's serial queue has run once this has.
+        let drained = Protected(false)
+        greeting.work.queue.async { drained.withValue { $0 = true } }
+        guard
+            await waitUntil(
+                "the greeting's work queue to run what was sent to it", hint: lesson.see("Steps"),
+                { drained.value })
+        else { return }
+
+        // Finishing announces isExecuting false; only "executing true" can come from a later start().
+        let extra = greeting.announcements.all.dropFirst(announcedBefore).filter {
+            $0.key == .isExecuting && !$0.isWill && $0.value
+        }
+        #expect(
+            extra.isEmpty,
+            """
+            start() was called again and announced \(extra.map(\.description)): a greeting that already \
+            started, or already finished, was announced as executing once more. The first start() \
+            claims the greeting; a later one finds it claimed and returns. \(trace.lifecycle(missing: "…"))
+            \(lesson.see("Your own start(), never the inherited one"))
+            """)
+        let launches = trace.all.filter { $0 == .workPaused }.count
+        #expect(
+            launches == 1 && greeting.isFinished && !greeting.isExecuting,
+            """
+            After start() was called again, the work had begun \(launches) times (expected once), and \
+            the greeting reported isFinished \(greeting.isFinished), isExecuting \(greeting.isExecuting). \
+            A later start() must launch nothing. \(trace.lifecycle(missing: "…"))
+            \(lesson.see("Your own start(), never the inherited one"))
+            """)
+    }
+
+    /// Calls `start()` on another thread and waits for it to return.
+    private func startAgain(
+        _ greeting: TracedGreeting, _ when: String, isolation: isolated (any Actor)? = #isolation,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async -> Bool {
+        let returned = Protected(false)
+        Thread.detachNewThread {
+            greeting.start()
+            returned.withValue { $0 = true }
+        }
+        return await waitUntil(
+            "start(), called again \(when), to return",
+            hint: "A later start() must return at once. " + greeting.trace.lifecycle(missing: "…") + "\n"
+                + lesson.see("Your own start(), never the inherited one"),
+            sourceLocation: sourceLocation, { returned.value })
+    }
 }
