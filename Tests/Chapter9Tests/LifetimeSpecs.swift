@@ -41,7 +41,8 @@ enum LifetimeScenario {
         cancelled.cancel()
         generator.queue.isSuspended = false
         guard settles(within: patience, { cancelled.isFinished }) else {
-            LastWords.fail("regenerate", "May's job, cancelled before it ran, never finished (waited \(patience.seconds) s).")
+            LastWords.fail(
+                "regenerate", "May's job, cancelled before it ran, never finished (waited \(patience.seconds) s).")
         }
         LastWords.note(
             "regenerate",
