@@ -142,20 +142,95 @@ enum CancellingScenario {
         await letItsEndRun { operation.value }
     }
 
-    /// A task that is already cancelled calls export.
+    /// A task that is already cancelled calls export; afterwards nothing made for that export
+    /// may keep the renderer.
     static func alreadyCancelled() async {
         exitIfStillRunning(after: patience * 4, status: EXIT_FAILURE)
-        let studio = Studio()
-        let exporter = Exporter(renderer: studio)
-        let call = Call(exporter, "thumbnail", on: OneThread(), cancelledFirst: true)
-        await expectCancelled("alreadyCancelled", call, studio)
-        _ = await within({ exporter.queue.operationCount == 0 })
-        guard studio.renders.count == 0 else {
+        let renderer: WeakReference<Studio>
+        do {
+            let studio = Studio()
+            renderer = WeakReference(studio)
+            let exporter = Exporter(renderer: studio)
+            let call = Call(exporter, "thumbnail", on: OneThread(), cancelledFirst: true)
+            await expectCancelled("alreadyCancelled", call, studio)
+            _ = await within({ exporter.queue.operationCount == 0 })
+            guard studio.renders.count == 0 else {
+                LastWords.fail(
+                    "alreadyCancelled",
+                    """
+                    export("thumbnail") was called from a task that was already cancelled, yet the \
+                    studio rendered \(studio.renders.timeline) afterwards.
+                    """)
+            }
+        }
+        guard await within({ renderer.value == nil }) else {
             LastWords.fail(
                 "alreadyCancelled",
                 """
-                export("thumbnail") was called from a task that was already cancelled, yet the \
-                studio rendered \(studio.renders.timeline) afterwards.
+                export("thumbnail"), called from a task that was already cancelled, threw \
+                CancellationError; then the exporter and the call were let go, yet \
+                \(patience.seconds) s later the renderer was still in memory. Something made for \
+                that export keeps it: most likely its operation, never enqueued, holding itself \
+                through its completion block, which never runs, so neither platform clears it.
+                """)
+        }
+    }
+
+    /// Two exports wait; the task of one is cancelled. The other, and an export asked for
+    /// afterwards, render as usual.
+    static func othersGoOn() async {
+        exitIfStillRunning(after: patience * 4, status: EXIT_FAILURE)
+        let studio = Studio()
+        let exporter = Exporter(renderer: studio)
+        exporter.queue.isSuspended = true
+        let banner = Call(exporter, "banner", on: OneThread())
+        guard await within({ exporter.queue.operationCount == 1 }) else {
+            LastWords.fail(
+                "othersGoOn", "export(\"banner\") added no operation to the export queue; \(banner.described).")
+        }
+        let poster = Call(exporter, "poster", on: OneThread())
+        guard await within({ exporter.queue.operationCount == 2 }) else {
+            LastWords.fail(
+                "othersGoOn", "export(\"poster\") added no operation to the export queue; \(poster.described).")
+        }
+        banner.cancel()
+        _ = await within({ banner.isOver || exporter.queue.operations.contains { $0.isCancelled } })
+        exporter.queue.isSuspended = false
+        guard await within({ banner.isOver && poster.isOver }) else {
+            LastWords.fail(
+                "othersGoOn",
+                "After the task awaiting banner was cancelled, \(banner.described) and \(poster.described) (waited \(patience.seconds) s)."
+            )
+        }
+        guard case .failure(let error)? = banner.result, error is CancellationError else {
+            LastWords.fail(
+                "othersGoOn",
+                """
+                The task awaiting export("banner") was cancelled while its operation waited, yet \
+                \(banner.described): the cancellation never reached that export's operation.
+                """)
+        }
+        guard case .success? = poster.result else {
+            LastWords.fail(
+                "othersGoOn",
+                """
+                Only the task awaiting export("banner") was cancelled, yet \(poster.described). A \
+                task's cancellation belongs to its own export: cancel that call's operation, not \
+                the queue's, and keep what one call learns out of the exporter.
+                """)
+        }
+        let flyer = Call(exporter, "flyer", on: OneThread())
+        guard await within({ flyer.isOver }) else {
+            LastWords.fail(
+                "othersGoOn", "export(\"flyer\"), asked for after banner's cancellation, \(flyer.described).")
+        }
+        guard case .success? = flyer.result else {
+            LastWords.fail(
+                "othersGoOn",
+                """
+                export("flyer"), asked for by a task that nobody cancelled after banner's task was \
+                cancelled, \(flyer.described). A cancellation ends one call: the next call starts \
+                afresh, with state of its own.
                 """)
         }
     }
@@ -224,21 +299,44 @@ struct CancellingSpecs {
     }
 
     // Look at what `Exporter.export(_:)` does when its task is cancelled before it even
-    // enqueues the operation. Lesson: "Forwarding cancellation".
-    // Covers: C70, C71
-    @Test("export from a task that is already cancelled renders nothing and throws CancellationError")
+    // enqueues the operation, and what the operation it made keeps. Lesson: "Forwarding
+    // cancellation".
+    // Covers: C70, C71, C72
+    @Test(
+        "export from a task that is already cancelled renders nothing, throws CancellationError, and keeps nothing"
+    )
     func alreadyCancelledTaskRendersNothing() async {
         LastWords.forget("alreadyCancelled")
         let outcome = await #expect(
             processExitsWith: .success,
             """
             export(_:) was called from a task that was already cancelled: expected \
-            CancellationError, nothing rendered, and the program still running.
+            CancellationError, nothing rendered, nothing kept in memory afterwards, and the \
+            program still running.
             \(lesson.see("Forwarding cancellation"))
             """
         ) {
             await CancellingScenario.alreadyCancelled()
         }
         LastWords.explain("alreadyCancelled", outcome)
+    }
+
+    // Look at what the cancellation handler in `Exporter.export(_:)` cancels, and where the
+    // state it shares with the rest of the call lives. Lesson: "Forwarding cancellation".
+    // Covers: C71, C72
+    @Test("cancelling one export's task leaves the other exports, waiting or asked for later, to render")
+    func cancellingOneExportLeavesTheOthers() async {
+        LastWords.forget("othersGoOn")
+        let outcome = await #expect(
+            processExitsWith: .success,
+            """
+            Two exports waited in the queue and the task awaiting one of them was cancelled: \
+            expected the other to render, and an export asked for afterwards to render too.
+            \(lesson.see("Forwarding cancellation"))
+            """
+        ) {
+            await CancellingScenario.othersGoOn()
+        }
+        LastWords.explain("othersGoOn", outcome)
     }
 }
