@@ -20,8 +20,10 @@ struct ProgressSpecs {
                 "two copies to begin", hint: hint, givingUpWhen: beyond(2, on: card),
                 { card.running.count == 2 })
         else { return }
+        // The copy that began last is released first: a report counts copies, in the order
+        // they end, not the photo's place in the list.
         for copied in names.indices {
-            guard let name = card.running.first else { break }
+            guard let name = card.running.last else { break }
             card.release(name)
             guard
                 await waitUntil(
@@ -36,6 +38,45 @@ struct ProgressSpecs {
             else { return }
         }
         guard await waitUntil("the import to end", hint: hint, { running.result != nil }) else { return }
+        #expect(
+            running.progress.all == ["1 of 3", "2 of 3", "3 of 3"],
+            """
+            Expected progress 1 of 3, 2 of 3, 3 of 3, each on the main actor; it reported \
+            \(running.progress.all.joined(separator: ", ")).
+            \(hint)
+            """)
+    }
+
+    // Look at how `Importer.importAll` hands each report to the main actor: does it wait for
+    // the report to be delivered before it goes on, or send it off and carry on? Lesson:
+    // "Progress as it happens".
+    // Covers: C95
+    @Test("importAll returns only once every report has reached the main actor, in order")
+    func reportsArriveBeforeTheImportReturns() async {
+        let names = ["a", "b", "c"]
+        let card = Card()
+        let hint = lesson.see("Progress as it happens")
+        // The main actor is kept busy while every copy ends.
+        let gate = Gate("the main actor")
+        MainQueue.hold(until: gate) {}
+        let running = RunningImport(Importer(card: card, width: 3), names)
+        let copied = await comesTrue(within: patience) { names.allSatisfy { card.saw("\($0) copied") } }
+        let returnedEarly = await comesTrue(within: window) { running.result != nil }
+        gate.open()
+        guard copied else {
+            Issue.record("The card copied only \(card.events.timeline) while the main actor was busy. \(hint)")
+            return
+        }
+        #expect(
+            !returnedEarly,
+            """
+            The import \(running.ending) while the main actor was still busy, before any report \
+            could reach it: the reports were sent off without waiting, so they arrive after the \
+            import returned, or in any order. Await each report in the loop.
+            \(hint)
+            """)
+        guard await waitUntil("the import to end", hint: hint, { running.result != nil }) else { return }
+        await MainQueue.drain()
         #expect(
             running.progress.all == ["1 of 3", "2 of 3", "3 of 3"],
             """

@@ -96,4 +96,69 @@ struct WidthSpecs {
             first.ending == "returned a1, a2" && second.ending == "returned b1, b2",
             "Both imports should return their photos; the first \(first.ending), the second \(second.ending). \(hint)")
     }
+
+    // Look at what happens to a slot each time a copy ends: copied, skipped, failed or
+    // cancelled, while it waits or while it copies. Every path gives back exactly the slot it
+    // took, and only a slot it took. Lesson: "A width is yours to keep".
+    // Covers: C94, C96, C98
+    @Test("the width holds through every handover, and after an import that was cancelled and one that failed")
+    func widthOutlivesEveryEnding() async {
+        // The first import's copies have gone too far to stop once begun: a cancel then reaches
+        // only the copy still waiting for a slot.
+        let card = Card(
+            holding: ["b1", "b2", "b3", "b4", "c1", "c2", "c3", "c4"], stubborn: ["a1", "a2", "a3", "a4"])
+        defer { card.releaseAll() }
+        let importer = Importer(card: card, width: 2)
+        let hint = lesson.see("A width is yours to keep")
+
+        /// Waits until exactly two of `names` copy at once, and watches that no third begins.
+        func twoAtOnce(_ names: [String], _ moment: String) async -> Bool {
+            let underWay = { card.running.filter(names.contains) }
+            guard
+                await waitUntil(
+                    "two copies of \(names.joined(separator: ", ")) to run at once \(moment)", timeout: patience,
+                    hint: """
+                        \(underWay().count) of them ran (the card saw \(card.events.timeline)). A slot \
+                        that a copy took and never gave back is lost to every later import. \(hint)
+                        """,
+                    givingUpWhen: { underWay().count > 2 ? "\(underWay().joined(separator: ", ")) ran at once" : nil },
+                    { underWay().count == 2 })
+            else { return false }
+            let extra = await comesTrue(within: window) { underWay().count > 2 }
+            #expect(
+                !extra,
+                """
+                With a width of 2, \(underWay().joined(separator: ", ")) ran at once \(moment): a slot \
+                was given back twice, or by a copy that never had it. The card saw \(card.events.timeline).
+                \(hint)
+                """)
+            return !extra
+        }
+
+        // Handovers: each copy that ends hands its slot to the next waiting one.
+        let first = RunningImport(importer, ["a1", "a2", "a3", "a4"])
+        guard await twoAtOnce(["a1", "a2", "a3", "a4"], "at first") else { return }
+        card.release(card.running[0])
+        guard await twoAtOnce(["a1", "a2", "a3", "a4"], "after the first handover") else { return }
+        // Cancelled with two copies under way and one waiting for a slot: the waiting one ends
+        // first (a short while is given for that), then the two under way end as well.
+        first.task.cancel()
+        _ = await comesTrue(within: Bound.scaled(.milliseconds(100))) { false }
+        card.running.filter { $0.hasPrefix("a") }.forEach(card.release)
+        guard await waitUntil("the first import to end once cancelled", hint: hint, { first.result != nil })
+        else { return }
+        // The next import gets the whole width, and no more.
+        let second = RunningImport(importer, ["b1", "b2", "b3", "b4"])
+        guard await twoAtOnce(["b1", "b2", "b3", "b4"], "after an import was cancelled") else { return }
+        // One copy fails: the one under way is cancelled, and the waiting ones get slots they
+        // must give back without copying.
+        card.fail(card.running.first { $0.hasPrefix("b") }!)
+        guard await waitUntil("the second import to end once a copy failed", hint: hint, { second.result != nil })
+        else { return }
+        let third = RunningImport(importer, ["c1", "c2", "c3", "c4"])
+        guard await twoAtOnce(["c1", "c2", "c3", "c4"], "after an import failed") else { return }
+        card.releaseAll()
+        await waitUntil("the third import to end", hint: hint) { third.result != nil }
+        #expect(third.ending == "returned c1, c2, c3, c4", "The third import \(third.ending). \(hint)")
+    }
 }
