@@ -89,6 +89,30 @@ struct CancellingTheWork {
             failure(CancellationError()), so whoever reads it learns why there is no thumbnail.
             \(lesson.see("Publish the result, then announce"))
             """)
+
+        // Started by hand, outside the queue that holds its dependent: only the announcement tells it.
+        let byHand = TracedThumbnail("b", loader: loader)
+        let waiter = sentinel(after: byHand, records: "sentinel of b ran")
+        defer { loader.endSpec(keepingAlive: queue, byHand, waiter) }
+        byHand.cancel()
+        queue.addOperation(waiter)
+        Thread.detachNewThread { byHand.start() }
+        guard
+            await waitUntil(
+                "start() of b, cancelled before it started, to return with b finished",
+                hint: loader.trace.lifecycle(missing: "start never returned, or b never finished") + "\n"
+                    + lesson.see("Forward cancel() to the Task"),
+                { loader.trace.contains("start returned (b)") && byHand.isFinished })
+        else { return }
+        await waitUntil(
+            "the dependent of b, cancelled before start() was called by hand, to run",
+            hint: """
+                b reports isFinished true, but its dependent never ran: going straight to finished must \
+                announce isFinished too. \(loader.trace.lifecycle(missing: "the dependent never ran"))
+                \(lesson.see("Publish the result, then announce"))
+                """,
+            givingUpWhen: { waiter.isCancelled ? "the dependent was cancelled" : nil },
+            { loader.trace.contains { $0.hasPrefix("sentinel of b ran") } })
     }
 }
 
@@ -142,10 +166,13 @@ struct CancellingAtAnyMoment {
             """)
     }
 
-    // Look at where start() stores the Task and where cancel() reads it, and the lesson's "Forward
-    // cancel() to the Task": both run on different threads, with nothing else between them.
+    // Look at where start() checks isCancelled, where it stores the Task and where cancel() reads it,
+    // and the lesson's "Forward cancel() to the Task": both run on different threads, with nothing
+    // else between them. Can a cancel() land after the check but before the Task is stored?
     // Covers: C24, C50, C61
-    @Test("cancel() on one thread right after start() on another still reaches the waiting fetch")
+    @Test(
+        "cancel() on one thread right after start() on another, or while start() launches the Task, still stops the work"
+    )
     func cancelRightAfterStartByHand() async {
         let loader = ScriptedLoader()
         let operation = ThumbnailOperation(imageName: "a", width: thumbnailWidth, loader: loader)
@@ -185,6 +212,35 @@ struct CancellingAtAnyMoment {
             The cancelled operation finished with result \(describe(result)) and isExecuting \
             \(operation.isExecuting); expected failure(CancellationError()) and false.
             \(lesson.see("Publish the result, then announce"))
+            """)
+
+        // Now a cancel() that lands while start() launches the work: when it reads the priority.
+        let racer = TracedThumbnail("b", loader: loader)
+        defer { loader.endSpec(keepingAlive: racer) }
+        racer.launchWindow.race({ racer.start() }, against: {
+            racer.cancel()
+            loader.trace.record("cancel() of b returned")
+        })
+        guard
+            await waitUntil(
+                "b, cancelled while its start() launched the Task, to finish",
+                hint: """
+                    \(loader.trace.lifecycle(missing: "b never finished"))
+                    A cancel() that came after start() checked isCancelled but before it stored the Task \
+                    found no Task to cancel, and the work went on. Check, create and store in one critical \
+                    section, or check isCancelled again once the Task is stored.
+                    \(lesson.see("Forward cancel() to the Task"))
+                    """,
+                { racer.isFinished && loader.trace.contains("cancel() of b returned") })
+        else { return }
+        let raced = racer.result
+        #expect(
+            isCancellation(raced) && !racer.isExecuting && !loader.trace.contains("resize b began"),
+            """
+            cancel() came while start() was launching the Task. The operation finished with result \
+            \(describe(raced)) and isExecuting \(racer.isExecuting)\(loader.trace.contains("resize b began") ? ", and the resize began" : ""); \
+            expected failure(CancellationError()), false, and no resize. \(loader.trace.lifecycle(missing: "…"))
+            \(lesson.see("Forward cancel() to the Task"))
             """)
     }
 }

@@ -6,9 +6,12 @@ import Testing
 @Suite("start() launches the async work in a Task and returns at once")
 struct LaunchingTheWork {
     // Look at ThumbnailOperation.start() and main(), and the lesson's "Start launches a Task and
-    // returns": who creates the Task, and what keeps the operation unfinished after start() returns?
+    // returns": who creates the Task, what keeps the operation unfinished after start() returns,
+    // and what does a second start() find?
     // Covers: C17, C18, C61
-    @Test("after start() returns, the fetch is waiting and the operation is executing, not finished")
+    @Test(
+        "after start() returns, the fetch is waiting and the operation is executing, not finished; start() again launches nothing"
+    )
     func startReturnsWhileTheWorkWaits() async {
         let loader = ScriptedLoader()
         let operation = makeThumbnail("a", loader)
@@ -40,15 +43,60 @@ struct LaunchingTheWork {
             \(lesson.see("Start launches a Task and returns"))
             """)
 
+        guard await startAgain(operation, "while the fetch waits") else { return }
+        #expect(
+            operation.isExecuting && !operation.isFinished,
+            """
+            start() was called again while the fetch waited, and then the operation reported isExecuting \
+            \(operation.isExecuting) and isFinished \(operation.isFinished); expected true and false. A later \
+            start() finds the work launched and returns. \(loader.trace.lifecycle(missing: "…"))
+            \(lesson.see("Start launches a Task and returns"))
+            """)
+
         guard await letWorkEnd("a", loader) else { return }
-        await waitUntil(
-            "the operation to finish once its async work ended",
-            hint: loader.trace.lifecycle(missing: "never finished") + "\n"
-                + lesson.see("Finish when the work ends, once")
-        ) { operation.isFinished }
+        guard
+            await waitUntil(
+                "the operation to finish once its async work ended",
+                hint: loader.trace.lifecycle(missing: "never finished") + "\n"
+                    + lesson.see("Finish when the work ends, once"),
+                { operation.isFinished })
+        else { return }
         #expect(
             !operation.isExecuting,
             "A finished operation still reports isExecuting true. \(lesson.see("Finish when the work ends, once"))")
+        let outcome = describe(operation.result)
+        guard await startAgain(operation, "after the operation finished") else { return }
+        // A Task a later start() made would fetch again; give it the time to begin.
+        let fetches = { loader.trace.all.filter { $0 == "fetch a began" }.count }
+        _ = await comesTrue(within: Bound.scaled(.milliseconds(300))) { fetches() > 1 }
+        #expect(
+            fetches() == 1 && operation.isFinished && !operation.isExecuting
+                && describe(operation.result) == outcome,
+            """
+            start() was called again while the fetch waited and once after the operation finished. The \
+            picture was fetched \(fetches()) times (expected once), and the operation now reports \
+            isFinished \(operation.isFinished), isExecuting \(operation.isExecuting) and result \
+            \(describe(operation.result)) (it was \(outcome)). The first start() claims the operation; a \
+            later one launches nothing. \(loader.trace.lifecycle(missing: "…"))
+            \(lesson.see("Start launches a Task and returns"))
+            """)
+    }
+
+    /// Calls `start()` on another thread and waits for it to return.
+    private func startAgain(
+        _ operation: TracedThumbnail, _ when: String, isolation: isolated (any Actor)? = #isolation,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async -> Bool {
+        let returned = Protected(false)
+        Thread.detachNewThread {
+            operation.start()
+            returned.withValue { $0 = true }
+        }
+        return await waitUntil(
+            "start(), called again \(when), to return",
+            hint: "A later start() must return at once. " + operation.trace.lifecycle(missing: "…") + "\n"
+                + lesson.see("Start launches a Task and returns"),
+            sourceLocation: sourceLocation, { returned.value })
     }
 
     // Look at where start() creates the Task, and the lesson's "Give the Task the operation's

@@ -153,6 +153,8 @@ final class TracedThumbnail: ThumbnailOperation, @unchecked Sendable {  // immut
     private let reads = Protected(Reads())
     /// Lets a second finish in between the first one's check of the state and its change.
     let raceWindow = RaceWindow()
+    /// Lets a cancel() in at the moment start() reads the operation's quality of service to launch the Task.
+    let launchWindow = RaceWindow()
     private let firstOutcome = Protected<String?>(nil)
 
     /// The result the first read that saw isFinished true found, described; nil before that read.
@@ -190,6 +192,15 @@ final class TracedThumbnail: ThumbnailOperation, @unchecked Sendable {  // immut
             if stillExecuting { $0.whileExecuting += 1 }
         }
         return finished
+    }
+
+    override var qualityOfService: QualityOfService {
+        get {
+            let service = super.qualityOfService
+            launchWindow.checked()
+            return service
+        }
+        set { super.qualityOfService = newValue }
     }
 
     override var isExecuting: Bool {
