@@ -121,6 +121,8 @@ struct MainQueueSpecs {
 enum AfterResuming: String, CaseIterable, Sendable, CustomStringConvertible {
     case stopInTheSameOperation = "stop() in the same main-queue operation"
     case newerUpdateWaiting = "a newer update already waiting on the main queue"
+    case pausedAgain = "a second pause and resumeUpdates()"
+    case stoppedWhilePaused = "stop() while paused, then resumeUpdates()"
 
     var description: String { rawValue }
 }
@@ -129,6 +131,7 @@ enum AfterResuming: String, CaseIterable, Sendable, CustomStringConvertible {
 enum LateUpload: String, CaseIterable, Sendable, CustomStringConvertible {
     case askedBeforeOpen = "asked for before open(_:), then stop()"
     case askedAfterStop = "asked for after stop()"
+    case askedAfterStopNeverOpened = "asked for after stop(), the store never opened"
 
     var description: String { rawValue }
 }
@@ -137,9 +140,12 @@ enum LateUpload: String, CaseIterable, Sendable, CustomStringConvertible {
 struct ResumeAndStopSpecs {
     // Updates a and b were held while paused. Look at what resumeUpdates() does with them: does
     // it deliver them itself, or send them to the main queue once more, behind whatever already
-    // waits there? See "The main queue is everybody's".
+    // waits there? Does it forget them once delivered, and remember a stop()? See "The main
+    // queue is everybody's".
     // Covers: C80
-    @Test("resumeUpdates() delivers the held updates at once", arguments: AfterResuming.allCases)
+    @Test(
+        "resumeUpdates() delivers the held updates at once, only once, and never after stop()",
+        arguments: AfterResuming.allCases)
     func resumeDeliversHeldUpdatesAtOnce(next: AfterResuming) async {
         let store = Desk()
         let screen = Screen()
@@ -185,6 +191,35 @@ struct ResumeAndStopSpecs {
                 held updates sent to the main queue once more arrive after it.
                 \(lesson.see("The main queue is everybody's"))
                 """)
+        case .pausedAgain:
+            await onTheMainQueue("the operation that resumes updates") { engine.resumeUpdates() }
+            await onTheMainQueue("the operation that pauses and resumes updates again") {
+                engine.pauseUpdates()
+                engine.resumeUpdates()
+            }
+            await onTheMainQueue("an operation queued after it") {}
+            #expect(
+                screen.updates.all == ["a", "b"],
+                """
+                Paused, resumed, then paused and resumed again with nothing new: the screen received \
+                \(screen.updates.timeline); expected a and b, once each. Delivered updates are no \
+                longer held.
+                \(lesson.see("The main queue is everybody's"))
+                """)
+        case .stoppedWhilePaused:
+            await onTheMainQueue("the operation that stops the engine, then resumes updates") {
+                engine.stop()
+                engine.resumeUpdates()
+            }
+            await onTheMainQueue("an operation queued after it") {}
+            #expect(
+                screen.updates.count == 0,
+                """
+                a and b were held, then stop() and resumeUpdates() were called: the screen received \
+                \(screen.updates.timeline). stop() drops every update not yet delivered, the held \
+                ones included, so a later resumeUpdates() has nothing to deliver.
+                \(lesson.see("The main queue is everybody's"))
+                """)
         case .newerUpdateWaiting:
             let savedC = Protected(false)
             await onTheMainQueue("the operation that saves c and resumes updates") {
@@ -227,7 +262,7 @@ struct ResumeAndStopSpecs {
         if upload == .askedAfterStop { engine.open(store) }
         let asked = Protected<[UploadJob]>([])
         await onTheMainQueue("the operation that asks for uploads and stops the engine") {
-            if upload == .askedAfterStop { engine.stop() }
+            if upload != .askedBeforeOpen { engine.stop() }
             let jobs = engine.upload(notes("a", "b"), then: screen.done()) + [engine.uploadNow(Note("urgent"))]
             asked.withValue { $0 = jobs }
             if upload == .askedBeforeOpen { engine.stop() }

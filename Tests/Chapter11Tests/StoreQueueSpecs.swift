@@ -127,6 +127,80 @@ struct StoreQueueSpecs {
     }
 }
 
+@Suite("Jobs that waited for open(_:) are jobs like the others")
+struct WaitedForOpenSpecs {
+    // Four notes were asked for before the store opened, and an urgent one right after it
+    // opened, while the store is busy with the first. Look at what open(_:) hands to the queue
+    // and at the width the queue has by then, and at where the progress total is raised. See
+    // "A serial queue underneath is not a width of one" and "Progress counts finished work".
+    // Covers: C76, C78
+    @Test(
+        "notes asked for before open(_:) count in the progress, and an urgent note asked for later still goes ahead of them"
+    )
+    func jobsThatWaitedForOpenAreQueuedLikeOthers() async {
+        LastWords.forget("waitedForOpen")
+        let outcome = await #expect(
+            processExitsWith: .success,
+            """
+            Expected the urgent note, asked for right after open(_:), to be saved before the notes \
+            that waited for open(_:) (all but the one the store was already saving), and progress \
+            to read 100 % once every note was saved.
+            \(lesson.see("A serial queue underneath is not a width of one"))
+            """
+        ) {
+            OpeningScenario.urgentAfterOpen()
+        }
+        LastWords.explain("waitedForOpen", outcome)
+    }
+}
+
+extension OpeningScenario {
+    /// Asks for four notes before the store opens, opens it busy, then asks for an urgent note.
+    static func urgentAfterOpen() {
+        exitIfStillRunning(after: patience * 4, status: EXIT_FAILURE)
+        let store = Desk()
+        let engine = SyncEngine()
+        let background = engine.upload(notes("a", "b", "c", "d"))
+        store.hold()
+        LastWords.note(
+            "waitedForOpen",
+            """
+            open(_:) was called with four jobs waiting for it, and the program stopped: setting \
+            underlyingQueue on a queue that already holds operations is a programmer error.
+            """)
+        engine.open(store)
+        let urgent = engine.uploadNow(Note("urgent"))
+        let jobs = background + [urgent]
+        store.release()
+        guard settles(within: patience, { store.saves.count >= 5 && jobs.allSatisfy(\.isFinished) }) else {
+            LastWords.fail(
+                "waitedForOpen",
+                "Not every note was saved within \(patience.seconds) s; the store saw \(store.saves.timeline).")
+        }
+        let position = store.saved.firstIndex(of: "urgent") ?? 5
+        guard position <= 1 else {
+            LastWords.fail(
+                "waitedForOpen",
+                """
+                a, b, c and d were asked for before open(_:), the urgent note right after it, and it \
+                was saved in position \(position + 1): \(store.saves.timeline). Only the note the \
+                store was already saving may go before it. If the queue is wider than one when \
+                open(_:) adds the waiting jobs, it hands them all to the serial store queue at once, \
+                and priorities no longer matter there.
+                """)
+        }
+        guard settles(within: patience, { engine.progress.fractionCompleted == 1 }) else {
+            LastWords.fail(
+                "waitedForOpen",
+                """
+                Every note was saved and progress read \(described(engine.progress)). Notes asked \
+                for before open(_:) are uploads like the others: the total counts them when they \
+                are asked for.
+                """)
+        }
+    }
+}
+
 @Suite("An urgent job is urgent when the queue gets it")
 struct UrgentWhenAddedSpecs {
     // The store is busy with a; right after the urgent job reaches the queue, a ends and the
