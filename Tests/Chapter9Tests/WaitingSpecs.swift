@@ -16,6 +16,7 @@ enum WaitingScenario {
         let ledger = Ledger(holding: ["March"])
         let generator = ReportGenerator(source: ledger)
         let delivered = Protected<Report?>(nil)
+        let onMain = Protected<Bool?>(nil)  // whether deliver ran on the main queue
         let arrived = Gate("the digest")
         let asked = Protected<DigestJob?>(nil)
         let returned = Gate("digest() returned")
@@ -23,6 +24,7 @@ enum WaitingScenario {
             let digest = generator.digest(
                 "Q1", of: ["January", "February", "March"], sections: ["sales", "costs"]
             ) { report in
+                onMain.withValue { $0 = MainQueue.isCurrent }
                 delivered.withValue { $0 = report }
                 arrived.open()
             }
@@ -72,6 +74,16 @@ enum WaitingScenario {
         }
         let sections = delivered.value?.sections.map { "\($0.report)/\($0.name)" } ?? []
         let expected = ["January", "February", "March"].flatMap { ["\($0)/sales", "\($0)/costs"] }
+        guard onMain.value == true else {
+            LastWords.fail(
+                "digest",
+                """
+                The digest arrived, but deliver ran off the main queue, on a thread of the ledger \
+                queue: the screen may only be drawn from the main queue. The digest's completion \
+                block must hand the report to the main queue, as generate() does. \
+                \(lesson.see("Waiting on the main queue"))
+                """)
+        }
         guard sections == expected else {
             LastWords.fail("digest", "The digest held the sections \(sections); expected \(expected), in that order.")
         }
@@ -195,6 +207,9 @@ enum WaitingScenario {
                 it blocked the main queue, and the whole app, while the ledger worked.
                 """)
         }
+        // March is held, so its job is still in the ledger queue: watch it without keeping it.
+        let job = Watch()
+        for operation in generator.queue.operations { job.add(operation, as: "the refresh's job") }
         let free = Gate("a block on the main queue")
         OperationQueue.main.addOperation { free.open() }
         guard free.wait(timeout: patience) else {
@@ -213,6 +228,17 @@ enum WaitingScenario {
             LastWords.fail(
                 "refresh", "The screen showed \(shown.value); expected [\"March sales\"], shown from the main queue.")
         }
+        guard settles(within: patience, { job.alive.isEmpty }) else {
+            LastWords.fail(
+                "refresh",
+                """
+                March's report was shown, but \(patience.seconds) s later, while the screen was \
+                still held, its job was still in memory: the screen keeps the finished job, in a \
+                property or in an operation that depends on it. Remember which refresh is the \
+                newest without keeping its job. \(lesson.see("What dependencies keep alive"))
+                """)
+        }
+        withExtendedLifetime(screen) {}
     }
 
     /// Flushes between two held reports, and on an idle generator.
@@ -280,7 +306,7 @@ struct WaitingSpecs {
             processExitsWith: .success,
             """
             Expected digest(), called on the main queue, to return at once, the digest to arrive \
-            within \(patience.seconds) s with every part's sections, built on a ledger queue that \
+            on the main queue within \(patience.seconds) s with every part's sections, built on a ledger queue that \
             still runs one operation at a time, its parts to be freed while its job was held, and \
             its job to be freed once delivered.
             \(lesson.see("Waiting inside a queue"))
@@ -311,16 +337,18 @@ struct WaitingSpecs {
     }
 
     // refresh() is called on the main queue. Read ReportScreen.refresh: does it wait, and does
-    // what it waits for need the main queue? See "Waiting on the main queue".
-    // Covers: C63
-    @Test("refresh() returns at once on the main queue, and the report appears when it is built")
+    // what it waits for need the main queue? See "Waiting on the main queue". Once the report
+    // is shown, what does the screen still hold? See "What dependencies keep alive".
+    // Covers: C63, C65
+    @Test("refresh() returns at once on the main queue, the report appears when it is built, and the screen lets its job go")
     func refreshLeavesTheMainQueueFree() async {
         LastWords.forget("refresh")
         let outcome = await #expect(
             processExitsWith: .success,
             """
             Expected refresh(), called on the main queue, to return while the report was still \
-            being built, the main queue to stay free, and the report to appear once built.
+            being built, the main queue to stay free, the report to appear once built, and its \
+            job to be freed while the screen was still held.
             \(lesson.see("Waiting on the main queue"))
             """
         ) {
