@@ -217,10 +217,12 @@ struct CancellingAtAnyMoment {
         // Now a cancel() that lands while start() launches the work: when it reads the priority.
         let racer = TracedThumbnail("b", loader: loader)
         defer { loader.endSpec(keepingAlive: racer) }
-        racer.launchWindow.race({ racer.start() }, against: {
-            racer.cancel()
-            loader.trace.record("cancel() of b returned")
-        })
+        racer.launchWindow.race(
+            { racer.start() },
+            against: {
+                racer.cancel()
+                loader.trace.record("cancel() of b returned")
+            })
         guard
             await waitUntil(
                 "b, cancelled while its start() launched the Task, to finish",

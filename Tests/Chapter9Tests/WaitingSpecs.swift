@@ -340,7 +340,9 @@ struct WaitingSpecs {
     // what it waits for need the main queue? See "Waiting on the main queue". Once the report
     // is shown, what does the screen still hold? See "What dependencies keep alive".
     // Covers: C63, C65
-    @Test("refresh() returns at once on the main queue, the report appears when it is built, and the screen lets its job go")
+    @Test(
+        "refresh() returns at once on the main queue, the report appears when it is built, and the screen lets its job go"
+    )
     func refreshLeavesTheMainQueueFree() async {
         LastWords.forget("refresh")
         let outcome = await #expect(
