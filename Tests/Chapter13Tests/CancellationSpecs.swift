@@ -118,4 +118,40 @@ struct CancellationSpecs {
             \(hint)
             """)
     }
+
+    // Look at what a copy does while it waits for a slot: does a cancel reach it there, or does
+    // it wait until another import frees a slot? Lesson: "Cancellation follows the tree, and
+    // stops at an unstructured task".
+    // Covers: C96
+    @Test("an import cancelled while every copy waits for a slot held by another import ends at once")
+    func cancelReachesCopiesWaitingForASlot() async {
+        let card = Card(holding: ["a1", "a2"])
+        defer { card.releaseAll() }
+        let importer = Importer(card: card, width: 2)
+        let first = RunningImport(importer, ["a1", "a2"])
+        let hint = lesson.see("Cancellation follows the tree, and stops at an unstructured task")
+        guard
+            await waitUntil(
+                "a1 and a2 to take both slots", hint: hint, givingUpWhen: beyond(2, on: card),
+                { card.running.count == 2 })
+        else { return }
+        let second = RunningImport(importer, ["b1", "b2"])
+        // b1 and b2 wait for a slot; nothing of the first import ends meanwhile.
+        _ = await comesTrue(within: window) { card.saw("b1 began") || card.saw("b2 began") }
+        second.task.cancel()
+        let ended = await comesTrue(within: patience) { second.result != nil }
+        #expect(
+            ended && second.threwCancellation && !card.saw("b1 began") && !card.saw("b2 began"),
+            """
+            The second import was cancelled while both its copies waited for slots that the first \
+            import held; \(patience.seconds) s later it \(second.ending), and the card saw \
+            \(card.events.timeline). A copy waiting for a slot is waiting on behalf of a task that \
+            was cancelled: the wait must end with CancellationError, not when another import \
+            happens to give a slot back.
+            \(hint)
+            """)
+        card.releaseAll()
+        await waitUntil("the first import to end", hint: hint) { first.result != nil }
+        #expect(first.ending == "returned a1, a2", "The first import \(first.ending). \(hint)")
+    }
 }
