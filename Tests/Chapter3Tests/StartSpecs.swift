@@ -164,20 +164,16 @@ struct StartReturnsEarly {
             """)
     }
 
-    /// Calls `start()` on another thread and waits for it to return.
+    /// Calls `start()` on a thread of its own and waits, bounded, for it to return.
     private func startAgain(
         _ greeting: TracedGreeting, _ when: String, isolation: isolated (any Actor)? = #isolation,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async -> Bool {
-        let returned = Protected(false)
-        Thread.detachNewThread {
-            greeting.start()
-            returned.withValue { $0 = true }
-        }
-        return await waitUntil(
-            "start(), called again \(when), to return",
+        await callOnItsOwnThread(
+            "start(), called again \(when),",
             hint: "A later start() must return at once. " + greeting.trace.lifecycle(missing: "…") + "\n"
                 + lesson.see("Your own start(), never the inherited one"),
-            sourceLocation: sourceLocation, { returned.value })
+            sourceLocation: sourceLocation
+        ) { greeting.start() } != nil
     }
 }

@@ -112,7 +112,8 @@ final class Delivery: Sendable {
     /// The operation jobs name as their prerequisite.
     let operation: Operation
     private let queue = OperationQueue()
-    private let unloading: Unloading?
+    /// While it is being unloaded: the held operation, and what its arrival records where.
+    private let unloading: (job: HeldJob, event: String, log: Recorder<String>)?
 
     /// Creates a delivery that records `event` when it arrives, and holds it back at the
     /// supplier, not started, until `arrive()`.
@@ -128,10 +129,11 @@ final class Delivery: Sendable {
     /// Creates a delivery that records `event` when it arrives, and keeps its operation
     /// executing on the supplier's queue, without holding a thread, until `arrive()`.
     private init(beingUnloaded event: String, into log: Recorder<String>) {
-        let unloading = Unloading(event, log: log)
-        operation = unloading
-        self.unloading = unloading
-        queue.addOperation(unloading)
+        // Its start is noted in a log of its own: only the arrival goes into the shop's.
+        let job = HeldJob(event, log: Recorder())
+        operation = job
+        unloading = (job, event, log)
+        queue.addOperation(job)
     }
 
     /// A delivery at `stage`: for `.beingUnloaded`, returns once its operation is executing.
@@ -151,46 +153,11 @@ final class Delivery: Sendable {
     /// Lets the delivery arrive.
     func arrive() {
         if let unloading {
-            unloading.finish()
+            unloading.log.record(unloading.event)
+            unloading.job.finish()
         } else {
             queue.isSuspended = false
         }
-    }
-}
-
-/// A delivery's operation while it is being unloaded: executing, without holding a thread, until
-/// `finish()` records its arrival.
-private final class Unloading: Operation, @unchecked Sendable {  // `state` is only touched under `lock`
-    private let lock = NSLock()
-    private var state = (executing: false, finished: false)  // protected by lock
-    private let event: String
-    private let log: Recorder<String>
-
-    init(_ event: String, log: Recorder<String>) {
-        self.event = event
-        self.log = log
-        super.init()
-        name = event
-    }
-
-    override var isAsynchronous: Bool { true }
-    override var isExecuting: Bool { lock.withLock { state.executing } }
-    override var isFinished: Bool { lock.withLock { state.finished } }
-
-    override func start() {
-        willChangeValue(forKey: "isExecuting")
-        lock.withLock { state.executing = true }
-        didChangeValue(forKey: "isExecuting")
-    }
-
-    /// Records the arrival and finishes, which lets every job that depends on it become ready.
-    func finish() {
-        log.record(event)
-        willChangeValue(forKey: "isExecuting")
-        willChangeValue(forKey: "isFinished")
-        lock.withLock { state = (executing: false, finished: true) }
-        didChangeValue(forKey: "isFinished")
-        didChangeValue(forKey: "isExecuting")
     }
 }
 

@@ -82,21 +82,17 @@ struct LaunchingTheWork {
             """)
     }
 
-    /// Calls `start()` on another thread and waits for it to return.
+    /// Calls `start()` on a thread of its own and waits, bounded, for it to return.
     private func startAgain(
         _ operation: TracedThumbnail, _ when: String, isolation: isolated (any Actor)? = #isolation,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async -> Bool {
-        let returned = Protected(false)
-        Thread.detachNewThread {
-            operation.start()
-            returned.withValue { $0 = true }
-        }
-        return await waitUntil(
-            "start(), called again \(when), to return",
+        await callOnItsOwnThread(
+            "start(), called again \(when),",
             hint: "A later start() must return at once. " + operation.trace.lifecycle(missing: "…") + "\n"
                 + lesson.see("Start launches a Task and returns"),
-            sourceLocation: sourceLocation, { returned.value })
+            sourceLocation: sourceLocation
+        ) { operation.start() } != nil
     }
 
     // Look at where start() creates the Task, and the lesson's "Give the Task the operation's
