@@ -32,11 +32,16 @@ public final class Importer: Sendable {
         let id = UUID()
         let stopped = Stopped()
         // An unstructured task, so that cancelAll() has something to cancel. It inherits the
-        // caller's priority but not its cancellation: the handler below passes that on.
-        let task = Task { [card, slots] in
-            try await Self.copy(names, from: card, slots: slots, stopped: stopped, progress: progress)
+        // caller's priority but not its cancellation: the handler below passes that on. It is
+        // made and recorded under one lock: its first copy can begin at once, and a cancelAll()
+        // that comes after that must find it.
+        let task = imports.withLock { imports in
+            let task = Task { [card, slots] in
+                try await Self.copy(names, from: card, slots: slots, stopped: stopped, progress: progress)
+            }
+            imports[id] = (task, stopped)
+            return task
         }
-        imports.withLock { $0[id] = (task, stopped) }
         defer { _ = imports.withLock { $0.removeValue(forKey: id) } }
         return try await withTaskCancellationHandler {
             try await task.value
