@@ -9,7 +9,7 @@ struct AskingTooEarlyOrTooLate {
     // answer before main() has run?
     // Covers: C13
     @Test(
-        "before the method has returned, result() throws notFinished; afterwards it returns the value"
+        "before the method has returned, result() throws notFinished; afterwards it returns the value, each time it is asked"
     )
     func beforeItFinished() async throws {
         let queue = OperationQueue()
@@ -27,6 +27,7 @@ struct AskingTooEarlyOrTooLate {
         queue.addOperation(operation)
         await waitUntil("the operation to finish") { operation.isFinished }
         let afterwards = Answer(asking: operation)
+        let askedAgain = Answer(asking: operation)
 
         #expect(
             beforeQueued == .invocationError(.notFinished)
@@ -39,10 +40,11 @@ struct AskingTooEarlyOrTooLate {
             \(lesson.see("Results, cancellation and errors"))
             """)
         #expect(
-            afterwards == .value(6),
+            afterwards == .value(6) && askedAgain == .value(6),
             """
-            Expected result() to return 6, what count(barley) returned, once the operation finished; \
-            it \(afterwards).
+            Expected result() to return 6, what count(barley) returned, once the operation finished, \
+            and again when asked a second time; it \(afterwards), then \(askedAgain). A finished \
+            operation's result is part of its state: reading it must not use it up.
             \(lesson.see("Results, cancellation and errors"))
             """)
     }
@@ -126,11 +128,13 @@ struct ThrownErrors {
         ) { after.isFinished }
 
         let answer = Answer(asking: operation)
+        let askedAgain = Answer(asking: operation)
         #expect(
-            answer == .pantryError(.soldOut("yeast")),
+            answer == .pantryError(.soldOut("yeast")) && askedAgain == answer,
             """
             restock(yeast) threw PantryError.soldOut("yeast") (calls: \(pantry.calls.timeline)). \
-            Expected result() to throw that same error; it \(answer). A dropped error looks \
+            Expected result() to throw that same error, each time it is asked; it \(answer), then \
+            \(askedAgain). A dropped error looks \
             like "not finished" or a value; the caller must get the real reason.
             \(lesson.see("Results, cancellation and errors"))
             """)
