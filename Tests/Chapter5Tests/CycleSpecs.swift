@@ -63,6 +63,18 @@ struct CyclicShape: Sendable, CustomTestStringConvertible {
             ),
             cycle: ["codegen", "schema"]
         ),
+        // The plan lists “docs” first (it lists dependents first, and nothing needs “docs”),
+        // and “docs” leads nowhere near the loop: a search from that one step never sees it.
+        CyclicShape(
+            shape: Shape(
+                name: "a loop of three that the first step listed does not lead to",
+                nodes: [
+                    Node("compile", needs: ["test"]), Node("link", needs: ["compile"], queue: 1),
+                    Node("test", needs: ["link"]), Node("fetch"), Node("docs", needs: ["fetch"], queue: 1),
+                ]
+            ),
+            cycle: ["compile", "link", "test"]
+        ),
     ]
 }
 

@@ -62,6 +62,56 @@ struct ResultSpecs {
         )
     }
 
+    // BuildStep.output: where does a step keep its output, and does it outlive the step? A new
+    // step is often made at the address of one that has just been freed. See "Pass results
+    // through the operations".
+    // Covers: C40
+    @Test("a new step reports no output until it has run, though steps before it have run and gone")
+    func newStepHasNoOutputYet() {
+        // Everything happens on this one thread, with no allocation between freeing one step and
+        // making the next: the allocator then usually hands the new step the old one's memory
+        // (Linux's glibc: 11 of 12 rounds, every run measured; not measured on macOS, so the
+        // mutant this catches is tagged linux-only).
+        let rounds = 12
+        let made = (1...rounds).map { "objects \($0)" }
+        var before = [String?](repeating: nil, count: rounds)
+        var after = [String?](repeating: nil, count: rounds)
+        for round in 0..<rounds {
+            let value = made[round]
+            let compile = BuildStep("compile") { _ in value }
+            before[round] = compile.output
+            compile.start()  // ready, in no queue: runs on this thread, then is released
+            after[round] = compile.output
+        }
+
+        let hint = lesson.see("Pass results through the operations")
+        let early = (0..<rounds).filter { before[$0] != nil }
+        let earlyList = early.prefix(3).map { "round \($0 + 1): “\(before[$0] ?? "")”" }
+        #expect(
+            early.isEmpty,
+            """
+            A new “compile” step reported an output before it had run, in \(early.count) of \(rounds) \
+            rounds (\(earlyList.joined(separator: ", "))); expected nil until start().
+            Each round made one step, ran it and let it go, so that output belongs to a step already \
+            gone. Storage outside the step outlives it, and a new step may reuse a freed step's \
+            title or its memory: keep the output on the step itself.
+            \(hint)
+            """
+        )
+        let wrong = (0..<rounds).filter { after[$0] != made[$0] }
+        let wrongList = wrong.prefix(3).map { round in
+            "round \(round + 1): \(after[round].map { "“\($0)”" } ?? "nil"), expected “\(made[round])”"
+        }
+        #expect(
+            wrong.isEmpty,
+            """
+            After start(), \(wrong.count) of \(rounds) “compile” steps reported another output than \
+            their own work returned (\(wrongList.joined(separator: "; "))).
+            \(hint)
+            """
+        )
+    }
+
     // BuildStep.output and main(): is anything shared between two plans that use the same
     // titles? See "Pass results through the operations".
     // Covers: C40
