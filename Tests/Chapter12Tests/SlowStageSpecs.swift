@@ -3,296 +3,327 @@ import Foundation
 import KataTestSupport
 import Testing
 
-/// Specs that hold a decode or a resize, which blocks a thread: they run one at a time, so that
-/// they never hold more than one of the few threads the whole test process shares.
-@Suite("Slow stages", .serialized)
-struct SlowStageSpecs {
-    // Look at the width each blocking stage's queue gets in `ImagePipeline.init`. Lesson: "A
-    // width per stage".
-    // Covers: C86
-    @Test(
-        "decodes and resizes each keep to their own width, also when the two widths differ",
-        arguments: [Stage.decode, .resize])
-    func blockingStagesStayWithinTheirOwnWidth(_ stage: Stage) async {
-        // The held stage is the wider one, so a queue given the other stage's width shows.
-        let widths =
-            stage == .decode
-            ? StageWidths(fetches: 4, decodes: 2, resizes: 1) : StageWidths(fetches: 4, decodes: 1, resizes: 2)
-        let width = stage == .decode ? widths.decodes : widths.resizes
-        let studio = Studio(holding: [stage], widths: widths)
-        defer { studio.releaseAll() }
-        let list = ListView(ImagePipeline(fetcher: studio, decoder: studio, resizer: studio, widths: widths))
-        let images = ["a", "b", "c", "d"]
-        for (row, image) in images.enumerated() { await list.show(image, in: row) }
-        let hint = lesson.see("A width per stage")
-        let tooMany = {
-            studio.peak(stage) > width
-                ? "\(studio.peak(stage)) \(stage)s ran at once (\(studio.began(stage).joined(separator: ", ")) began)"
-                : nil
-        }
-        guard
-            await waitUntil(
-                "\(width) \(stage)s to run at once (decode width \(widths.decodes), resize width \(widths.resizes))",
-                hint: "Only \(studio.running(stage).count) ran while more rows waited for their \(stage). " + hint,
-                givingUpWhen: tooMany,
-                { studio.running(stage).count == width })
-        else { return }
-        let extra = await comesTrue(within: window) { studio.peak(stage) > width }
-        #expect(
-            !extra,
-            """
-            With a \(stage) width of \(width) (decode width \(widths.decodes), resize width \
-            \(widths.resizes)), \(studio.peak(stage)) \(stage)s ran at once. \(hint)
-            """)
-        studio.releaseAll()
-        await waitUntil("every row to get its thumbnail", hint: hint) { list.deliveries.count == images.count }
-    }
-
-    // Look at what bounds the decodes and the resizes in `ImagePipeline`, and at whether a row
-    // keeps an earlier stage's slot while it waits for the next. Lesson: "A width per stage".
-    // Covers: C86, C85, C53
-    @Test(
-        "decodes and resizes keep to their widths, and a slow one holds up no earlier stage",
-        arguments: [Stage.decode, .resize])
-    func slowStagesStayWithinTheirWidth(_ stage: Stage) async {
-        let widths = StageWidths(fetches: 1, decodes: 1, resizes: 1)
-        let studio = Studio(holding: [stage], widths: widths)
-        defer { studio.releaseAll() }
-        let list = ListView(ImagePipeline(fetcher: studio, decoder: studio, resizer: studio, widths: widths))
-        await list.show("a", in: 0)
-        await list.show("b", in: 1)
-        let hint = lesson.see("A width per stage")
-        let tooMany = {
-            studio.peak(stage) > 1
-                ? "\(studio.peak(stage)) \(stage)s ran at once (\(studio.began(stage).joined(separator: ", ")) began)"
-                : nil
-        }
-        guard
-            await waitUntil(
-                "the \(stage) of a to begin", hint: hint, givingUpWhen: tooMany,
-                { studio.saw("a \(stage) began") })
-        else { return }
-        let before = stage.previous!
-        guard
-            await waitUntil(
-                "b's \(before) to run and end while a's \(stage) is still under way", timeout: patience,
-                hint: """
-                    Each stage has its own width: a row waiting in, or running, its \(stage) holds no \
-                    \(before) slot. The studio saw \(studio.events.timeline). \(hint)
-                    """,
-                givingUpWhen: tooMany, { studio.saw("b \(before) ended") })
-        else { return }
-        let extra = await comesTrue(within: window) { studio.peak(stage) > 1 }
-        #expect(
-            !extra,
-            """
-            With a \(stage) width of 1, \(studio.peak(stage)) \(stage)s ran at once: \
-            \(studio.began(stage).joined(separator: ", ")) began while a's was under way.
-            \(hint)
-            """)
-        studio.releaseAll()
-        await waitUntil("both rows to get their thumbnails", hint: hint) { list.deliveries.count == 2 }
-        for each in Stage.allCases {
+extension Chapter12Specs {
+    /// Specs that hold a decode or a resize, which blocks a thread: they run one at a time, so that
+    /// they never hold more than one of the few threads the whole test process shares.
+    @Suite("Slow stages", .serialized)
+    struct SlowStageSpecs {
+        // Look at the width each blocking stage's queue gets in `ImagePipeline.init`. Lesson: "A
+        // width per stage".
+        // Covers: C86
+        @Test(
+            "decodes and resizes each keep to their own width, also when the two widths differ",
+            arguments: [Stage.decode, .resize])
+        func blockingStagesStayWithinTheirOwnWidth(_ stage: Stage) async {
+            // The held stage is the wider one, so a queue given the other stage's width shows.
+            let widths =
+                stage == .decode
+                ? StageWidths(fetches: 4, decodes: 2, resizes: 1) : StageWidths(fetches: 4, decodes: 1, resizes: 2)
+            let width = stage == .decode ? widths.decodes : widths.resizes
+            let studio = Studio(holding: [stage], widths: widths)
+            defer { studio.releaseAll() }
+            let list = ListView(ImagePipeline(fetcher: studio, decoder: studio, resizer: studio, widths: widths))
+            let images = ["a", "b", "c", "d"]
+            for (row, image) in images.enumerated() { await list.show(image, in: row) }
+            let hint = lesson.see("A width per stage")
+            let tooMany = {
+                studio.peak(stage) > width
+                    ? "\(studio.peak(stage)) \(stage)s ran at once (\(studio.began(stage).joined(separator: ", ")) began)"
+                    : nil
+            }
+            guard
+                await waitUntil(
+                    "\(width) \(stage)s to run at once (decode width \(widths.decodes), resize width \(widths.resizes))",
+                    hint: "Only \(studio.running(stage).count) ran while more rows waited for their \(stage). " + hint,
+                    givingUpWhen: tooMany,
+                    { studio.running(stage).count == width })
+            else { return }
+            let extra = await comesTrue(within: window) { studio.peak(stage) > width }
             #expect(
-                studio.peak(each) <= 1,
-                "With every width 1, \(studio.peak(each)) \(each)s ran at once. \(hint)")
+                !extra,
+                """
+                With a \(stage) width of \(width) (decode width \(widths.decodes), resize width \
+                \(widths.resizes)), \(studio.peak(stage)) \(stage)s ran at once. \(hint)
+                """)
+            studio.releaseAll()
+            await waitUntil("every row to get its thumbnail", hint: hint) { list.deliveries.count == images.count }
         }
-    }
 
-    // Look at what `ImagePipeline.rowLeftScreen(_:)` stops, and at what runs once a decode that
-    // was under way ends. Lesson: "Leaving the screen".
-    // Covers: C89, C93, C50
-    @Test("a row that leaves the screen while it decodes is never resized, gets nothing, and frees its bitmap")
-    func rowLeavingWhileDecodingGetsNothing() async {
-        let studio = Studio(holding: [.decode])
-        defer { studio.releaseAll() }
-        let list = ListView(ImagePipeline(fetcher: studio, decoder: studio, resizer: studio))
-        await list.show("a", in: 0)
-        guard await waitUntil("the decode of a to begin", { studio.saw("a decode began") }) else { return }
-        await list.scrollAway(0)
-        studio.release("a")
-        let hint = lesson.see("Leaving the screen")
-        guard await waitUntil("the decode of a to end", hint: hint, { studio.saw("a decode ended") }) else { return }
-        let resized = await comesTrue(within: window * 2) { studio.saw("a resize began") || list.deliveries.count > 0 }
-        await MainQueue.drain()
-        #expect(
-            !resized && list.deliveries.count == 0,
-            """
-            Row 0 left the screen while a was decoding; expected no resize and no delivery, but the \
-            studio saw \(studio.events.timeline) and the list got \(list.deliveries.all.isEmpty ? "nothing" : list.deliveries.timeline). \
-            A running stage cannot be interrupted, but what comes after it must not run.
-            \(hint)
-            """)
-        let freed = await comesTrue(within: patience) {
-            studio.bitmapsInMemory.isEmpty && list.cellsInMemory.isEmpty && studio.operationsInMemory.isEmpty
+        // Look at what bounds the decodes and the resizes in `ImagePipeline`, and at whether a row
+        // keeps an earlier stage's slot while it waits for the next. Lesson: "A width per stage".
+        // Covers: C86, C85, C53
+        @Test(
+            "decodes and resizes keep to their widths, and a slow one holds up no earlier stage",
+            arguments: [Stage.decode, .resize])
+        func slowStagesStayWithinTheirWidth(_ stage: Stage) async {
+            let widths = StageWidths(fetches: 1, decodes: 1, resizes: 1)
+            let studio = Studio(holding: [stage], widths: widths)
+            defer { studio.releaseAll() }
+            let list = ListView(ImagePipeline(fetcher: studio, decoder: studio, resizer: studio, widths: widths))
+            await list.show("a", in: 0)
+            await list.show("b", in: 1)
+            let hint = lesson.see("A width per stage")
+            let tooMany = {
+                studio.peak(stage) > 1
+                    ? "\(studio.peak(stage)) \(stage)s ran at once (\(studio.began(stage).joined(separator: ", ")) began)"
+                    : nil
+            }
+            guard
+                await waitUntil(
+                    "the \(stage) of a to begin", hint: hint, givingUpWhen: tooMany,
+                    { studio.saw("a \(stage) began") })
+            else { return }
+            let before = stage.previous!
+            guard
+                await waitUntil(
+                    "b's \(before) to run and end while a's \(stage) is still under way", timeout: patience,
+                    hint: """
+                        Each stage has its own width: a row waiting in, or running, its \(stage) holds no \
+                        \(before) slot. The studio saw \(studio.events.timeline). \(hint)
+                        """,
+                    givingUpWhen: tooMany, { studio.saw("b \(before) ended") })
+            else { return }
+            let extra = await comesTrue(within: window) { studio.peak(stage) > 1 }
+            #expect(
+                !extra,
+                """
+                With a \(stage) width of 1, \(studio.peak(stage)) \(stage)s ran at once: \
+                \(studio.began(stage).joined(separator: ", ")) began while a's was under way.
+                \(hint)
+                """)
+            studio.releaseAll()
+            await waitUntil("both rows to get their thumbnails", hint: hint) { list.deliveries.count == 2 }
+            for each in Stage.allCases {
+                #expect(
+                    studio.peak(each) <= 1,
+                    "With every width 1, \(studio.peak(each)) \(each)s ran at once. \(hint)")
+            }
         }
-        #expect(
-            freed,
-            """
-            Row 0 left the screen and its decode ended, yet \(patience.seconds) s later these were \
-            still in memory: \(studio.bitmapsInMemory + list.cellsInMemory + studio.operationsInMemory).
-            \(lesson.see("Nothing kept"))
-            """)
-    }
 
-    // Look at what `ImagePipeline.rowLeftScreen(_:)` does to a stage that waits in its queue,
-    // not only to a fetch. Lesson: "Leaving the screen".
-    // Covers: C89, C50, C93
-    @Test(
-        "a row that leaves the screen while its decode or resize waits never runs it, and leaves nothing in memory",
-        arguments: [Stage.decode, .resize])
-    func rowLeavingWhileItsStageWaitsRunsNothing(_ stage: Stage) async {
-        let widths = StageWidths(fetches: 1, decodes: 1, resizes: 1)
-        let studio = Studio(holding: [stage], widths: widths)
-        defer { studio.releaseAll() }
-        let pipeline = ImagePipeline(fetcher: studio, decoder: studio, resizer: studio, widths: widths)
-        let list = ListView(pipeline)
-        await list.show("a", in: 0)
-        guard await waitUntil("the \(stage) of a to begin", { studio.saw("a \(stage) began") }) else { return }
-        await list.show("b", in: 1)
-        let before = stage.previous!
-        guard await waitUntil("b's \(before) to end", { studio.saw("b \(before) ended") }) else { return }
-        await waitUntil(1, rowsWaitFor: stage, in: studio)
-        await list.scrollAway(1)
-        studio.release("a")
-        let hint = lesson.see("Leaving the screen")
-        guard await waitUntil("row 0 to get its thumbnail", hint: hint, { list.deliveries(to: 0).count == 1 }) else {
-            return
-        }
-        let ran = await comesTrue(within: window) { studio.saw("b \(stage) began") }
-        await MainQueue.drain()
-        #expect(
-            !ran && list.deliveries(to: 1).isEmpty,
-            """
-            Row 1 left the screen while its \(stage) waited for the slot a's \(stage) held; expected \
-            that \(stage) never to run and the row to get nothing, but the studio saw \
-            \(studio.events.timeline) and the list got \(list.deliveries.timeline). Every waiting \
-            stage of a row that left is cancelled, not only its fetch.
-            \(hint)
-            """)
-        let freed = await comesTrue(within: patience) {
-            studio.operationsInMemory.isEmpty && studio.bitmapsInMemory.isEmpty && list.cellsInMemory.isEmpty
-        }
-        #expect(
-            freed,
-            """
-            Row 0 got its thumbnail and row 1 left the screen, yet \(patience.seconds) s later these \
-            were still in memory: \(studio.operationsInMemory + studio.bitmapsInMemory + list.cellsInMemory).
-            \(lesson.see("Nothing kept"))
-            """)
-        withExtendedLifetime(pipeline) {}
-    }
-
-    // Look at the priority `ImagePipeline` gives a row's decode and resize, not only its fetch.
-    // Lesson: "Visible rows first" and Chapter 6.
-    // Covers: C87, C43, C48
-    @Test(
-        "when rows wait for a decode or a resize, a row on screen starts before rows being prefetched",
-        arguments: [Stage.decode, .resize])
-    func visibleRowsGoFirstAtEveryStage(_ stage: Stage) async {
-        let widths = StageWidths(fetches: 3, decodes: 1, resizes: 1)
-        let studio = Studio(holding: [stage], widths: widths)
-        defer { studio.releaseAll() }
-        let list = ListView(ImagePipeline(fetcher: studio, decoder: studio, resizer: studio, widths: widths))
-        await list.show("first", in: 0)
-        guard await waitUntil("the \(stage) of row 0 to begin", { studio.saw("first \(stage) began") }) else { return }
-        let before = stage.previous!
-        // The prefetched rows reach the stage first, so that a queue that ignores priority starts them first.
-        for (waiting, (row, image)) in [(5, "soon1"), (6, "soon2"), (1, "now")].enumerated() {
-            await list.show(image, in: row, visible: image == "now")
-            guard await waitUntil("\(image)'s \(before) to end", { studio.saw("\(image) \(before) ended") }) else {
+        // Look at what `ImagePipeline.rowLeftScreen(_:)` stops, and at what runs once a decode that
+        // was under way ends. Lesson: "Leaving the screen".
+        // Covers: C89, C93, C50
+        @Test("a row that leaves the screen while it decodes is never resized, gets nothing, and frees its bitmap")
+        func rowLeavingWhileDecodingGetsNothing() async {
+            let studio = Studio(holding: [.decode])
+            defer { studio.releaseAll() }
+            let list = ListView(ImagePipeline(fetcher: studio, decoder: studio, resizer: studio))
+            await list.show("a", in: 0)
+            guard await waitUntil("the decode of a to begin", { studio.saw("a decode began") }) else { return }
+            await list.scrollAway(0)
+            studio.release("a")
+            let hint = lesson.see("Leaving the screen")
+            guard await waitUntil("the decode of a to end", hint: hint, { studio.saw("a decode ended") }) else {
                 return
             }
-            await waitUntil(waiting + 1, rowsWaitFor: stage, in: studio)
+            let resized = await comesTrue(within: window * 2) {
+                studio.saw("a resize began") || list.deliveries.count > 0
+            }
+            await MainQueue.drain()
+            #expect(
+                !resized && list.deliveries.count == 0,
+                """
+                Row 0 left the screen while a was decoding; expected no resize and no delivery, but the \
+                studio saw \(studio.events.timeline) and the list got \(list.deliveries.all.isEmpty ? "nothing" : list.deliveries.timeline). \
+                A running stage cannot be interrupted, but what comes after it must not run.
+                \(hint)
+                """)
+            let freed = await comesTrue(within: patience) {
+                studio.bitmapsInMemory.isEmpty && list.cellsInMemory.isEmpty && studio.operationsInMemory.isEmpty
+            }
+            #expect(
+                freed,
+                """
+                Row 0 left the screen and its decode ended, yet \(patience.seconds) s later these were \
+                still in memory: \(studio.bitmapsInMemory + list.cellsInMemory + studio.operationsInMemory).
+                \(lesson.see("Nothing kept"))
+                """)
         }
-        studio.release("first")
-        let hint = lesson.see("Visible rows first")
-        guard
-            await waitUntil(
-                "another \(stage) to begin once row 0's ended", hint: hint, { studio.began(stage).count >= 2 })
-        else { return }
-        let next = studio.began(stage)[1]
-        #expect(
-            next == "now",
-            """
-            Rows 5 and 6 were being prefetched and row 1 was on screen, all three waiting for the \
-            \(stage) slot; expected row 1's \(stage) (now) to begin next, but \(next)'s did. A row \
-            on screen goes first at every stage, not only for its fetch.
-            \(hint)
-            """)
-    }
 
-    // Look at where `ImagePipeline` decides that a row still wants its result: on the stage's
-    // thread, or on the main queue where the list view says a row left? Lesson: "Exactly once".
-    // Covers: C89, C91, C90
-    @Test("a row that leaves the screen while its thumbnail is on its way to the main queue gets nothing")
-    func rowLeavingWhileItsResultIsOnItsWayGetsNothing() async {
-        let studio = Studio(holding: [.resize])
-        defer { studio.releaseAll() }
-        let list = ListView(ImagePipeline(fetcher: studio, decoder: studio, resizer: studio))
-        await list.show("a", in: 0)
-        guard await waitUntil("the resize of a to begin", { studio.saw("a resize began") }) else { return }
-        // The main queue is kept busy: the thumbnail waits behind the list view's call.
-        let gate = Gate("the list view's turn of the main queue")
-        list.scrollAway(0, once: gate)
-        studio.release("a")
-        guard await waitUntil("the resize of a to end", { studio.saw("a resize ended") }) else {
-            gate.open()
-            return
+        // Look at what `ImagePipeline.rowLeftScreen(_:)` does to a stage that waits in its queue,
+        // not only to a fetch. Lesson: "Leaving the screen".
+        // Covers: C89, C50, C93
+        @Test(
+            "a row that leaves the screen while its decode or resize waits never runs it, and leaves nothing in memory",
+            arguments: [Stage.decode, .resize])
+        func rowLeavingWhileItsStageWaitsRunsNothing(_ stage: Stage) async {
+            let widths = StageWidths(fetches: 1, decodes: 1, resizes: 1)
+            let studio = Studio(holding: [stage], widths: widths)
+            defer { studio.releaseAll() }
+            let pipeline = ImagePipeline(fetcher: studio, decoder: studio, resizer: studio, widths: widths)
+            let list = ListView(pipeline)
+            await list.show("a", in: 0)
+            guard await waitUntil("the \(stage) of a to begin", { studio.saw("a \(stage) began") }) else { return }
+            await list.show("b", in: 1)
+            let before = stage.previous!
+            guard await waitUntil("b's \(before) to end", { studio.saw("b \(before) ended") }) else { return }
+            await waitUntil(1, rowsWaitFor: stage, in: studio)
+            await list.scrollAway(1)
+            studio.release("a")
+            let hint = lesson.see("Leaving the screen")
+            guard await waitUntil("row 0 to get its thumbnail", hint: hint, { list.deliveries(to: 0).count == 1 })
+            else {
+                return
+            }
+            let ran = await comesTrue(within: window) { studio.saw("b \(stage) began") }
+            await MainQueue.drain()
+            #expect(
+                !ran && list.deliveries(to: 1).isEmpty,
+                """
+                Row 1 left the screen while its \(stage) waited for the slot a's \(stage) held; expected \
+                that \(stage) never to run and the row to get nothing, but the studio saw \
+                \(studio.events.timeline) and the list got \(list.deliveries.timeline). Every waiting \
+                stage of a row that left is cancelled, not only its fetch.
+                \(hint)
+                """)
+            let freed = await comesTrue(within: patience) {
+                studio.operationsInMemory.isEmpty && studio.bitmapsInMemory.isEmpty && list.cellsInMemory.isEmpty
+            }
+            #expect(
+                freed,
+                """
+                Row 0 got its thumbnail and row 1 left the screen, yet \(patience.seconds) s later these \
+                were still in memory: \(studio.operationsInMemory + studio.bitmapsInMemory + list.cellsInMemory).
+                \(lesson.see("Nothing kept"))
+                """)
+            withExtendedLifetime(pipeline) {}
         }
-        await resultOnItsWayToTheMainQueue()
-        gate.open()
-        await MainQueue.drain()
-        _ = await comesTrue(within: window) { !list.deliveries(to: 0).isEmpty }
-        #expect(
-            list.deliveries(to: 0).isEmpty,
-            """
-            Row 0 left the screen in the same turn of the main queue as its thumbnail arrived there, \
-            after the resize had ended; expected it to get nothing, but it got \
-            \(list.deliveries.timeline). Whether the row still wants the result is decided on the \
-            main queue, just before calling it, not on the stage's thread.
-            \(lesson.see("Exactly once"))
-            """)
-    }
 
-    // Look at how `ImagePipeline` tells a row's newest request from an older one whose result
-    // is already on its way to the main queue. Lesson: "Exactly once" and Chapter 1.
-    // Covers: C92, C91
-    @Test("a row asked again while its old thumbnail is on its way to the main queue gets only the new one")
-    func newerRequestWinsOverAResultOnItsWay() async {
-        let studio = Studio(holding: [.resize])
-        defer { studio.releaseAll() }
-        let list = ListView(ImagePipeline(fetcher: studio, decoder: studio, resizer: studio))
-        await list.show("old", in: 0)
-        guard await waitUntil("the resize of old to begin", { studio.saw("old resize began") }) else { return }
-        // The cell is reused in the same turn of the main queue as old's thumbnail arrives there.
-        let gate = Gate("the list view's turn of the main queue")
-        list.show("new", in: 0, once: gate)
-        studio.release("old")
-        guard await waitUntil("the resize of old to end", { studio.saw("old resize ended") }) else {
-            gate.open()
-            return
+        /// How the row on screen in `visibleRowsGoFirstAtEveryStage` came to be on screen.
+        enum OnScreen: String, Sendable, CustomStringConvertible {
+            case fromTheStart = "asked for on screen"
+            case scrolledInWhileFetching = "prefetched, then scrolled into view while its fetch ran"
+
+            var description: String { rawValue }
         }
-        await resultOnItsWayToTheMainQueue()
-        gate.open()
-        studio.release("new")
-        let hint = lesson.see("Exactly once")
-        guard
-            await waitUntil(
-                "row 0's second request to be answered", hint: hint,
-                { list.deliveries(to: 0).contains { $0.request == 2 } })
-        else { return }
-        _ = await comesTrue(within: window) { list.deliveries(to: 0).count > 1 }
-        await MainQueue.drain()
-        let got = list.deliveries(to: 0)
-        #expect(
-            got.map(\.description) == ["row 0 (request 2) got \(ListView.thumbnail(of: "new"))"],
-            """
-            Row 0 asked for old; old's thumbnail was on its way to the main queue when the row, \
-            reused, asked for new. Expected only the second request's callback, once, with new's \
-            thumbnail; the list got \(got.map(\.description).joined(separator: "; ")). A result \
-            belongs to the request that asked for it, not to whatever the row shows now.
-            \(hint)
-            """)
+
+        // Look at the priority `ImagePipeline` gives a row's decode and resize, not only its fetch,
+        // and at what `rowBecameVisible(_:)` remembers for the stages a row has not reached yet.
+        // Lesson: "Visible rows first" and Chapter 6.
+        // Covers: C87, C43, C48
+        @Test(
+            "when rows wait for a decode or a resize, a row on screen starts before rows being prefetched, also one that scrolled into view while it downloaded",
+            arguments: [Stage.decode, .resize], [OnScreen.fromTheStart, .scrolledInWhileFetching])
+        func visibleRowsGoFirstAtEveryStage(_ stage: Stage, _ onScreen: OnScreen) async {
+            let widths = StageWidths(fetches: 3, decodes: 1, resizes: 1)
+            let scrolledIn = onScreen == .scrolledInWhileFetching
+            let studio = Studio(holding: [stage], holdingFetchesOf: scrolledIn ? ["now"] : [], widths: widths)
+            defer { studio.releaseAll() }
+            let list = ListView(ImagePipeline(fetcher: studio, decoder: studio, resizer: studio, widths: widths))
+            await list.show("first", in: 0)
+            guard await waitUntil("the \(stage) of row 0 to begin", { studio.saw("first \(stage) began") }) else {
+                return
+            }
+            let before = stage.previous!
+            // The prefetched rows reach the stage first, so that a queue that ignores priority starts them first.
+            for (waiting, (row, image)) in [(5, "soon1"), (6, "soon2"), (1, "now")].enumerated() {
+                await list.show(image, in: row, visible: image == "now" && !scrolledIn)
+                if image == "now" && scrolledIn {
+                    guard await waitUntil("now's fetch to begin", { studio.saw("now fetch began") }) else { return }
+                    // On screen before its decode and resize exist: whatever queues them must know.
+                    await list.scrollIntoView(1)
+                    studio.release("now")
+                }
+                guard await waitUntil("\(image)'s \(before) to end", { studio.saw("\(image) \(before) ended") }) else {
+                    return
+                }
+                await waitUntil(waiting + 1, rowsWaitFor: stage, in: studio)
+            }
+            studio.release("first")
+            let hint = lesson.see("Visible rows first")
+            guard
+                await waitUntil(
+                    "another \(stage) to begin once row 0's ended", hint: hint, { studio.began(stage).count >= 2 })
+            else { return }
+            let next = studio.began(stage)[1]
+            let row1 =
+                scrolledIn
+                ? "row 1, prefetched too, scrolled into view while its fetch ran" : "row 1 was on screen"
+            let however =
+                scrolledIn
+                ? " A row that scrolled into view is on screen for every stage it has not reached yet." : ""
+            #expect(
+                next == "now",
+                """
+                Rows 5 and 6 were being prefetched and \(row1); then all three waited for the \(stage) \
+                slot. Expected row 1's \(stage) (now) to begin next, but \(next)'s did. A row on screen \
+                goes first at every stage, not only for its fetch.\(however)
+                \(hint)
+                """)
+        }
+
+        // Look at where `ImagePipeline` decides that a row still wants its result: on the stage's
+        // thread, or on the main queue where the list view says a row left? Lesson: "Exactly once".
+        // Covers: C89, C91, C90
+        @Test("a row that leaves the screen while its thumbnail is on its way to the main queue gets nothing")
+        func rowLeavingWhileItsResultIsOnItsWayGetsNothing() async {
+            let studio = Studio(holding: [.resize])
+            defer { studio.releaseAll() }
+            let list = ListView(ImagePipeline(fetcher: studio, decoder: studio, resizer: studio))
+            await list.show("a", in: 0)
+            guard await waitUntil("the resize of a to begin", { studio.saw("a resize began") }) else { return }
+            // The main queue is kept busy: the thumbnail waits behind the list view's call.
+            let gate = Gate("the list view's turn of the main queue")
+            list.scrollAway(0, once: gate)
+            studio.release("a")
+            guard await waitUntil("the resize of a to end", { studio.saw("a resize ended") }) else {
+                gate.open()
+                return
+            }
+            await resultOnItsWayToTheMainQueue()
+            gate.open()
+            await MainQueue.drain()
+            _ = await comesTrue(within: window) { !list.deliveries(to: 0).isEmpty }
+            #expect(
+                list.deliveries(to: 0).isEmpty,
+                """
+                Row 0 left the screen in the same turn of the main queue as its thumbnail arrived there, \
+                after the resize had ended; expected it to get nothing, but it got \
+                \(list.deliveries.timeline). Whether the row still wants the result is decided on the \
+                main queue, just before calling it, not on the stage's thread.
+                \(lesson.see("Exactly once"))
+                """)
+        }
+
+        // Look at how `ImagePipeline` tells a row's newest request from an older one whose result
+        // is already on its way to the main queue. Lesson: "Exactly once" and Chapter 1.
+        // Covers: C92, C91
+        @Test("a row asked again while its old thumbnail is on its way to the main queue gets only the new one")
+        func newerRequestWinsOverAResultOnItsWay() async {
+            let studio = Studio(holding: [.resize])
+            defer { studio.releaseAll() }
+            let list = ListView(ImagePipeline(fetcher: studio, decoder: studio, resizer: studio))
+            await list.show("old", in: 0)
+            guard await waitUntil("the resize of old to begin", { studio.saw("old resize began") }) else { return }
+            // The cell is reused in the same turn of the main queue as old's thumbnail arrives there.
+            let gate = Gate("the list view's turn of the main queue")
+            list.show("new", in: 0, once: gate)
+            studio.release("old")
+            guard await waitUntil("the resize of old to end", { studio.saw("old resize ended") }) else {
+                gate.open()
+                return
+            }
+            await resultOnItsWayToTheMainQueue()
+            gate.open()
+            studio.release("new")
+            let hint = lesson.see("Exactly once")
+            guard
+                await waitUntil(
+                    "row 0's second request to be answered", hint: hint,
+                    { list.deliveries(to: 0).contains { $0.request == 2 } })
+            else { return }
+            _ = await comesTrue(within: window) { list.deliveries(to: 0).count > 1 }
+            await MainQueue.drain()
+            let got = list.deliveries(to: 0)
+            #expect(
+                got.map(\.description) == ["row 0 (request 2) got \(ListView.thumbnail(of: "new"))"],
+                """
+                Row 0 asked for old; old's thumbnail was on its way to the main queue when the row, \
+                reused, asked for new. Expected only the second request's callback, once, with new's \
+                thumbnail; the list got \(got.map(\.description).joined(separator: "; ")). A result \
+                belongs to the request that asked for it, not to whatever the row shows now.
+                \(hint)
+                """)
+        }
     }
 }

@@ -6,6 +6,14 @@ import Testing
 /// Where this chapter's failure messages point.
 let lesson = Lesson(chapter: 12)
 
+/// Every Chapter 12 suite, run one spec at a time.
+///
+/// The specs that hold a decode or a resize block threads of the stage queues. Other specs
+/// running beside them found Dispatch short of threads on Linux, which adds more only after
+/// about a second: their bounded waits then ran out on correct code.
+@Suite(.serialized)
+enum Chapter12Specs {}
+
 /// How long a spec waits for what correct code does within milliseconds.
 let patience = Bound.scaled(.milliseconds(500))
 
@@ -67,14 +75,20 @@ final class Studio: ImageFetcher, ImageDecoder, ImageResizer, @unchecked Sendabl
     /// Where held fetches wait, suspended.
     private let holds = Holds()
     private let held: Set<Stage>
+    private let heldFetches: Set<String>
     private let failing: [String: Stage]
     private let widths: StageWidths
     /// What happened, in order: `beach fetch began`, `beach fetch ended`, `beach fetch cancelled`…
     let events = Recorder<String>()
 
-    /// Creates a studio that holds the stages in `held` and fails `failing[image]` for those images.
-    init(holding held: Set<Stage> = [], failing: [String: Stage] = [:], widths: StageWidths = StageWidths()) {
+    /// Creates a studio that holds the stages in `held`, and the fetches of the images in
+    /// `heldFetches` as well, and fails `failing[image]` for those images.
+    init(
+        holding held: Set<Stage> = [], holdingFetchesOf heldFetches: Set<String> = [],
+        failing: [String: Stage] = [:], widths: StageWidths = StageWidths()
+    ) {
         self.held = held
+        self.heldFetches = heldFetches
         self.failing = failing
         self.widths = widths
     }
@@ -85,7 +99,7 @@ final class Studio: ImageFetcher, ImageDecoder, ImageResizer, @unchecked Sendabl
         let image = url.lastPathComponent
         begin(.fetch, image)
         do {
-            if held.contains(.fetch) { try await holds.wait(for: image) }
+            if held.contains(.fetch) || heldFetches.contains(image) { try await holds.wait(for: image) }
             try check(.fetch, image)
         } catch {
             end(.fetch, image, error is CancellationError ? "cancelled" : "failed")
