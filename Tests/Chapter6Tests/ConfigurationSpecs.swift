@@ -68,31 +68,37 @@ struct ConfigurationSpecs {
     }
 
     // A job already on the press belongs to the queue: PrintShop.submit may read a prerequisite,
-    // never change its queuePriority or qualityOfService.
+    // never change its queuePriority or qualityOfService, whether it is less urgent than the new
+    // job or more.
     // Covers: C48, C46
-    @Test("submitting a job leaves the priority of the jobs it waits for as it was")
+    @Test(
+        "submitting a job leaves the priority and quality of service of each prerequisite, less urgent or more, as they were"
+    )
     func prerequisitesKeepTheirPriority() async {
         let shop = PrintShop()
         let log = Recorder<String>()
         shop.pause()
         let proof = shop.submit("bulk proof", urgency: .bulk) { log.record("bulk proof") }
-        shop.submit("express cards", urgency: .express) { log.record("express cards") }
-        let before = (priority: proof.queuePriority, quality: proof.qualityOfService)
-        shop.submit("final run", urgency: .standard, after: [proof]) { log.record("final run") }
-        let after = (priority: proof.queuePriority, quality: proof.qualityOfService)
+        let cards = shop.submit("express cards", urgency: .express) { log.record("express cards") }
+        let prerequisites = [(title: "bulk proof", job: proof), (title: "express cards", job: cards)]
+        let before = prerequisites.map { (priority: $0.job.queuePriority, quality: $0.job.qualityOfService) }
+        shop.submit("final run", urgency: .standard, after: [proof, cards]) { log.record("final run") }
 
-        #expect(
-            before == after,
-            """
-            The bulk proof was already on the press with queue priority \
-            \(spelled(before.priority)) and quality of service \(spelled(before.quality)); \
-            submitting the final run after it changed them to \(spelled(after.priority)) and \
-            \(spelled(after.quality)). Once queued, an operation's priority may no longer \
-            count, and it ranks the proof against every other job: order the final run with a \
-            dependency and leave the proof alone.
-            \(lesson.see("Configure before you enqueue"))
-            """
-        )
+        for (prerequisite, was) in zip(prerequisites, before) {
+            let now = (priority: prerequisite.job.queuePriority, quality: prerequisite.job.qualityOfService)
+            #expect(
+                now == was,
+                """
+                The \(prerequisite.title) was already on the press with queue priority \
+                \(spelled(was.priority)) and quality of service \(spelled(was.quality)); \
+                submitting the standard final run after it changed them to \(spelled(now.priority)) \
+                and \(spelled(now.quality)). Once queued, an operation's settings may no longer \
+                count, and they rank it against every other job: order the final run with a \
+                dependency and leave its prerequisites alone, more urgent or less.
+                \(lesson.see("Configure before you enqueue"))
+                """
+            )
+        }
         shop.resume()
         await waitUntil(
             "the three jobs to print after the press resumed",
