@@ -126,14 +126,45 @@ enum Misuse {
         }
     }
 
-    /// Starts an operation through the runner, then asks the runner to put it in a queue.
+    /// Starts two operations through the runner, then asks the runner to put each in a queue:
+    /// a concurrent one while its work still runs, and a non-concurrent one that has finished.
     static func startedThenQueued() {
         let runner = ManualRunner(retryInterval: Chapter4Bound.retryInterval)
         let queue = OperationQueue()
-        let operation = ThreadedOperation {}
-        runner.perform(operation)
-        if runner.enqueue(operation, on: queue) { exit(EXIT_FAILURE) }  // addOperation traps
-        runner.wait(for: operation)
+        let release = Gate("the running operation's work may end")
+        let running = ThreadedOperation { release.wait() }
+        defer { release.open() }
+        runner.perform(running)
+        LastWords.note(
+            "startedThenQueued",
+            """
+            The program stopped while enqueue(_:on:) was handed an operation that perform(_:) had \
+            started and whose work was still running: it added an executing operation to a queue.
+            """)
+        if runner.enqueue(running, on: queue) {  // addOperation traps before this
+            LastWords.fail(
+                "startedThenQueued",
+                """
+                enqueue(_:on:) returned true for an operation that perform(_:) had started and that \
+                was still executing.
+                """)
+        }
+        release.open()
+        runner.wait(for: running)
+        let ran = BlockOperation {}
+        runner.perform(ran)  // non-concurrent: finished when perform(_:) returns
+        LastWords.note(
+            "startedThenQueued",
+            """
+            The program stopped while enqueue(_:on:) was handed an operation that perform(_:) had \
+            already run to the end: it added a finished operation to a queue. Finished is \
+            started too: a queue takes only an operation that nobody has started.
+            """)
+        if runner.enqueue(ran, on: queue) {  // addOperation traps before this
+            LastWords.fail(
+                "startedThenQueued",
+                "enqueue(_:on:) returned true for an operation that perform(_:) had already run to the end.")
+        }
     }
 }
 
@@ -197,20 +228,22 @@ struct ProgrammerErrorSpecs {
         LastWords.explain("waitingInQueue", outcome)
     }
 
-    // Look at ManualRunner.enqueue(_:on:): an operation the runner has already started.
-    // Lesson: "Who owns an operation".
+    // Look at ManualRunner.enqueue(_:on:): an operation the runner has already started, still
+    // running or already finished. Lesson: "Who owns an operation".
     // Covers: C34
-    @Test("the runner does not put in a queue an operation it started by hand")
+    @Test("the runner does not put in a queue an operation it started by hand, running or finished")
     func startedIsNotQueued() async {
+        LastWords.forget("startedThenQueued")
         let outcome = await #expect(
             processExitsWith: .success,
             """
             The child process should end normally. It stopped: the runner added an operation it \
-            had started by hand to a queue. \(lesson.see("Who owns an operation"))
+            had started by hand, still running or finished, to a queue. \
+            \(lesson.see("Who owns an operation"))
             """
         ) {
             Misuse.startedThenQueued()
         }
-        LastWords.explain(outcome)
+        LastWords.explain("startedThenQueued", outcome)
     }
 }

@@ -13,6 +13,7 @@ struct RetryingSpecs {
         case briefly = "its dependency finishes right after run(_:)"
         case pastSeveralLooks = "its dependency finishes only after the runner looked at it twice more"
         case letGo = "the caller lets go of it, and it becomes ready later by its own isReady"
+        case checkedElsewhere = "another thread is checking it with perform(_:) while the runner looks again"
 
         var testDescription: String { rawValue }
     }
@@ -27,6 +28,47 @@ struct RetryingSpecs {
         var checksAtHandOver: Int
         /// Makes the operation ready.
         var makeReady: @Sendable () -> Void
+        /// Holds another thread inside its look at the operation's readiness, when asked to.
+        var checker: Checker
+    }
+
+    /// Another thread that hands the waiting operation to `perform(_:)` and is held inside its
+    /// first look at `isReady`, so that the runner's own looks meanwhile find the operation
+    /// claimed by that thread.
+    final class Checker: Sendable {
+        private let thread = Protected<ObjectIdentifier?>(nil)
+        private let held = Protected(false)
+        /// Opens once the other thread's `perform(_:)` is inside its look at `isReady`.
+        let inside = Gate("perform(_:) on another thread is asking whether the operation is ready")
+        /// Lets that look go on.
+        let mayGoOn = Gate("the other thread's look at the operation may go on")
+        /// Opens once the other thread's `perform(_:)` has returned.
+        let returned = Gate("perform(_:) on the other thread returned")
+
+        /// Called from the operation's `isReady`: holds the other thread's first look there.
+        func holdIfChecking() {
+            guard thread.value == currentThreadIdentity() else { return }
+            let first = held.withValue { wasHeld in
+                defer { wasHeld = true }
+                return !wasHeld
+            }
+            guard first else { return }
+            inside.open()
+            mayGoOn.wait(timeout: Bound.standard * 3)
+        }
+
+        /// Calls `perform(_:)` on a new thread until a call asks whether the operation is ready:
+        /// a call that finds it claimed by one of the runner's own looks leaves it alone at once.
+        func check(_ operation: Operation, on runner: ManualRunner) {
+            Thread.detachNewThread { [self] in
+                thread.withValue { $0 = currentThreadIdentity() }
+                let deadline = ContinuousClock.now + Bound.standard
+                repeat {
+                    runner.perform(operation)
+                } while !inside.isOpen && ContinuousClock.now < deadline
+                returned.open()
+            }
+        }
     }
 
     /// Hands `run(_:)` a probe that is not ready yet and counts its starts and runs in `starts`
@@ -37,12 +79,18 @@ struct RetryingSpecs {
     ) -> HandedOver {
         let ready = Protected(false)
         let dependency = BlockOperation {}
+        let checker = Checker()
+        // Its own isReady decides where a dependency would keep Foundation from asking it.
+        let byItsOwnIsReady = waiting == .letGo || waiting == .checkedElsewhere
         let operation = ProbeOperation(
-            readyWhen: { waiting != .letGo || ready.value },
+            readyWhen: {
+                checker.holdIfChecking()
+                return !byItsOwnIsReady || ready.value
+            },
             onStart: { count in starts.withValue { $0 = count } },
             work: { runs.withValue { $0 += 1 } })
         let makeReady: @Sendable () -> Void
-        if waiting == .letGo {
+        if byItsOwnIsReady {
             makeReady = { ready.withValue { $0 = true } }
         } else {
             operation.addDependency(dependency)
@@ -51,12 +99,71 @@ struct RetryingSpecs {
         runner.run(operation)
         return HandedOver(
             reference: WeakReference(operation), kept: waiting == .letGo ? nil : operation,
-            checksAtHandOver: operation.readinessChecks, makeReady: makeReady)
+            checksAtHandOver: operation.readinessChecks, makeReady: makeReady, checker: checker)
+    }
+
+    /// Holds another thread's `perform(_:)` inside its look at the waiting `operation` while the
+    /// runner looks five more times at a second waiting operation, then checks that the runner
+    /// still retries the first; returns whether the spec may go on.
+    ///
+    /// The runner's looks at the second operation are the spec's clock: they come on the same
+    /// interval as its looks at the first, which meanwhile find it claimed by the other thread.
+    /// This case runs long enough to meet the moments when other suites hold Dispatch's workers
+    /// at gates, which can keep a runner's retries waiting for a second (see Tests/PLATFORM.md),
+    /// so its waits for a retry have the standard bound.
+    static func keepsRetrying(
+        _ operation: ProbeOperation, whileCheckedBy checker: Checker, on runner: ManualRunner
+    ) async -> Bool {
+        let other = ProbeOperation()
+        other.addDependency(BlockOperation {})  // never finishes: only a cancel makes it ready
+        runner.run(other)
+        defer { checker.mayGoOn.open() }
+        checker.check(operation, on: runner)
+        let inside = await waitUntil(
+            "perform(_:) on another thread to ask whether the waiting operation is ready",
+            hint: """
+                perform(_:) must look at isReady before it starts an operation, on the thread \
+                that called it. \(lesson.see("Starting by hand"))
+                """,
+            givingUpWhen: { checker.returned.isOpen ? "perform(_:) kept returning without asking" : nil }
+        ) { checker.inside.isOpen }
+        let looksAtStart = other.readinessChecks
+        var clockRan = false
+        if inside {
+            clockRan = await waitUntil(
+                "the runner to look five more times at a second waiting operation, while another thread checked the first",
+                hint: """
+                    Nothing retried the second operation. A Timer scheduled on a thread whose run \
+                    loop never runs never fires. \(lesson.see("Retrying with a timer"))
+                    """
+            ) { other.readinessChecks >= looksAtStart + 5 }
+        }
+        let waitingWhileChecked = runner.waitingCount
+        checker.mayGoOn.open()
+        await waitUntil("perform(_:) on the other thread to return once its look went on") {
+            checker.returned.isOpen
+        }
+        other.cancel()
+        guard clockRan else { return false }
+        await waitUntil("the runner to finish the second waiting operation once it was cancelled") {
+            other.isFinished
+        }
+        #expect(
+            waitingWhileChecked == 2,
+            """
+            While perform(_:) on another thread was asking whether the operation was ready, the \
+            runner looked five times at a second waiting operation, and waitingCount fell from 2 \
+            to \(waitingWhileChecked): a look that found the operation claimed by the other \
+            thread gave up on it for good. Claimed is not started: leave it alone on that look \
+            and look again on the next; stop only once it has started or finished. \
+            \(lesson.see("Retrying with a timer"))
+            """)
+        return waitingWhileChecked == 2
     }
 
     // Look at ManualRunner.run(_:): the timer that should look at a waiting operation again,
-    // as often as it takes, what it keeps while it waits, and waitingCount.
-    // Lesson: "Retrying with a timer".
+    // as often as it takes, what it keeps while it waits, what a look does when another thread
+    // is checking the operation, and waitingCount. Lesson: "Retrying with a timer".
     // Covers: C27, C31
     @Test(
         "a waiting operation starts once, when it becomes ready, and retrying stops",
@@ -98,10 +205,15 @@ struct RetryingSpecs {
             ) { looks() >= 2 }
             guard lookedTwice else { return }
         }
+        if waiting == .checkedElsewhere, let operation = handedOver.kept {
+            let stillRetried = await Self.keepsRetrying(
+                operation, whileCheckedBy: handedOver.checker, on: runner)
+            guard stillRetried else { return }
+        }
         handedOver.makeReady()
         let started = await waitUntil(
             "the runner to start the operation once it became ready",
-            timeout: Chapter4Bound.retry,
+            timeout: waiting == .checkedElsewhere ? Bound.standard : Chapter4Bound.retry,
             hint: handedOver.reference.value == nil
                 ? """
                 run(_:) promises to start the operation once it is ready, so the runner must hold \
