@@ -132,25 +132,49 @@ struct BlockOperationGroups {
         LastWords.explain(EagerQueueScenario.name, outcome)
     }
 
-    // Hint: Batch.add(_:), "Block operations". What happens to a piece added after the batch
-    // went to the queue?
+    // Hint: Batch.add(_:) and submit(to:), "Block operations". Does submit(to:) hand the
+    // operation over and return, or wait for the pieces? What happens to a piece added after
+    // the batch went to the queue?
     // Covers: C14
-    @Test("pieces added before submitting all run; a piece added afterwards is refused, not lost")
+    @Test(
+        "submit(to:) returns at once, even while the queue cannot run the pieces yet; pieces added before submitting all run; a piece added afterwards is refused, not lost"
+    )
     func addBeforeItRuns() async throws {
+        // A suspended queue holds the batch's operation back without holding a thread.
         let queue = OperationQueue()
+        queue.isSuspended = true
+        defer { queue.isSuspended = false }  // never leaves a waiting submit(to:) blocked
         let ran = Recorder<String>()
         let batch = Batch()
         for name in ["wash", "chop", "simmer"] {
             try batch.add { ran.record(name) }
         }
-        let operation = batch.submit(to: queue)
+        let operation = await callOnItsOwnThread(
+            "submit(to:), with the queue suspended so that no piece could run yet,",
+            hint: """
+                submit(to:) hands the batch's operation to the queue and returns it at once; the \
+                caller waits for the pieces, if at all, through that operation (a dependent, a \
+                completion block). One that waits inside submit(to:) blocks its caller for as long \
+                as the pieces take, and for good when the queue cannot run them yet. Pieces that \
+                ran meanwhile: \(ran.timeline).
+                \(lesson.see("Block operations"))
+                """
+        ) { batch.submit(to: queue) }
         var refusal: BatchError?
         do {
             try batch.add { ran.record("garnish") }
         } catch {
             refusal = error
         }
-        await waitUntil("the batch's operation to finish") { operation.isFinished }
+        queue.isSuspended = false
+        if let operation {
+            await waitUntil("the batch's operation to finish") { operation.isFinished }
+        } else {
+            // submit(to:) never returned the operation; the resumed queue still runs the pieces.
+            await waitUntil("wash, chop and simmer to run, once the queue was resumed") {
+                Set(ran.all).isSuperset(of: ["wash", "chop", "simmer"])
+            }
+        }
 
         #expect(
             refusal == .alreadySubmitted,

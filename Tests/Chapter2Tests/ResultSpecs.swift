@@ -49,10 +49,12 @@ struct AskingTooEarlyOrTooLate {
             """)
     }
 
-    // Hint: InvocationOperation.main() and result(), "Results, cancellation and errors".
+    // Hint: InvocationOperation.main() and result(), "Results, cancellation and errors". A
+    // cancelled operation that no queue has retired yet is not finished: which does result()
+    // look at first?
     // Covers: C13
     @Test(
-        "an operation cancelled before it ran never calls the method, and result() throws cancelled"
+        "an operation cancelled before it ran never calls the method, and result() throws cancelled, before it is queued and after the queue retired it"
     )
     func cancelledBeforeItRan() async throws {
         let queue = OperationQueue()
@@ -61,16 +63,19 @@ struct AskingTooEarlyOrTooLate {
             target: pantry, method: Pantry.count, argument: "millet")
         pantry.created.open()
         operation.cancel()
+        let beforeQueued = Answer(asking: operation)
         queue.addOperation(operation)
         await waitUntil("the queue to retire the cancelled operation") { operation.isFinished }
 
         let answer = Answer(asking: operation)
         #expect(
-            answer == .invocationError(.cancelled),
+            beforeQueued == .invocationError(.cancelled) && answer == .invocationError(.cancelled),
             """
-            Expected result() of a cancelled operation to throw InvocationError.cancelled; it \(answer). \
-            A default value would look like a real answer, and notFinished would make the caller \
-            wait for a result that can never come.
+            Expected result() of a cancelled operation to throw InvocationError.cancelled, both \
+            right after cancel(), before any queue had it (it is not finished then), and after the \
+            queue retired it; it \(beforeQueued) before, and \(answer) after. A default value would \
+            look like a real answer, and notFinished would make the caller wait for a result that \
+            can never come.
             \(lesson.see("Results, cancellation and errors"))
             """)
         #expect(
@@ -83,24 +88,34 @@ struct AskingTooEarlyOrTooLate {
     }
 
     // Hint: InvocationOperation.result(), "Results, cancellation and errors". Which does it
-    // look at first: the stored value or the cancellation flag?
+    // look at first: the stored value, whether the operation finished, or the cancellation flag?
     // Covers: C13
-    @Test("an operation cancelled while its method ran has no result: result() throws cancelled")
+    @Test(
+        "an operation cancelled while its method ran has no result: result() throws cancelled, while the method still runs and after it finished"
+    )
     func cancelledWhileRunning() async throws {
         let queue = OperationQueue()
         let pantry = Pantry(queue: queue)
         let operation = InvocationOperation(target: pantry, method: Pantry.count, argument: "spelt")
         pantry.created.open()
-        pantry.whileRunning { operation.cancel() }
+        let whileRunning = Protected<Answer?>(nil)
+        pantry.whileRunning {
+            operation.cancel()
+            let answer = Answer(asking: operation)
+            whileRunning.withValue { $0 = answer }
+        }
         queue.addOperation(operation)
         await waitUntil("the operation to finish") { operation.isFinished }
 
         let answer = Answer(asking: operation)
         #expect(
-            answer == .invocationError(.cancelled),
+            whileRunning.value == .invocationError(.cancelled) && answer == .invocationError(.cancelled),
             """
             The operation was cancelled while count(spelt) ran (calls: \(pantry.calls.timeline)). \
-            Expected result() to throw InvocationError.cancelled; it \(answer).
+            Expected result() to throw InvocationError.cancelled right after cancel(), while the \
+            method was still running, and again once the operation finished; it \
+            \(whileRunning.value.map(\.description) ?? "(was never asked)") while running, and \
+            \(answer) after.
             \(lesson.see("Results, cancellation and errors"))
             """)
     }
