@@ -23,6 +23,16 @@ struct UnsoundPlan: Sendable, CustomTestStringConvertible {
         ),
         UnsoundPlan(
             shape: Shape(
+                name: "two steps called “lint” that no step needs",
+                nodes: [
+                    Node("fetch"), Node("lint", needs: ["fetch"]),
+                    Node("lint", needs: ["fetch"], queue: 1),
+                ]
+            ),
+            error: .duplicateStep("lint")
+        ),
+        UnsoundPlan(
+            shape: Shape(
                 name: "“link” needs a “compile” the plan does not hold",
                 nodes: [
                     Node("fetch"), Node("link", needs: ["fetch", "compile"], queue: 1),
@@ -36,7 +46,8 @@ struct UnsoundPlan: Sendable, CustomTestStringConvertible {
 
 @Suite("A plan with a repeated or missing step is refused before anything is enqueued")
 struct PlanErrorSpecs {
-    // BuildPlan.start(): what happens to a title used twice, or needed but held by no step?
+    // BuildPlan.start(): what happens to a title used twice (needed or not), or needed but held
+    // by no step?
     // See "Refuse cycles before you enqueue".
     // Covers: C38
     @Test(
@@ -60,7 +71,8 @@ struct PlanErrorSpecs {
             """
             start() \(thrown.map { "threw \(spelled($0))" } ?? "returned normally") for a plan with \
             \(example.shape.name); expected it to throw \(spelled(example.error)).
-            A step that is missing or named twice cannot be wired by title: refuse the plan.
+            A step that is missing or named twice cannot be wired by title: refuse the plan, \
+            also when no step needs the title used twice.
             \(hint)
             """
         )

@@ -7,14 +7,16 @@ import Testing
 enum Ending: String, Sendable, CaseIterable, CustomTestStringConvertible {
     case succeeded = "a dependency that finished with an output"
     case cancelled = "a dependency that was cancelled"
+    case denied = "an approval that was denied"
 
     var testDescription: String { rawValue }
 }
 
 @Suite("A dependency removed before the step starts no longer feeds it")
 struct RemovalSpecs {
-    // BuildStep.main(): take the inputs, and the cancelled dependencies, from `dependencies` as
-    // it is when the step runs, not from a list made earlier. See "Removing a dependency".
+    // BuildStep.main(): take the inputs, and the cancelled dependencies (a denied approval
+    // included), from `dependencies` as it is when the step runs, not from a list or a property
+    // kept earlier. See "Removing a dependency".
     // Covers: C42, C40, C39
     @Test(
         "a finished dependency removed before the step starts neither feeds nor cancels it",
@@ -26,8 +28,9 @@ struct RemovalSpecs {
         let queues = [
             EagerQueue("queue A", recorder: recorder), EagerQueue("queue B", recorder: recorder),
         ]
+        let signOff = Approval("report sign-off")
         let received = Protected<[String: String]?>(nil)
-        let report = BuildStep("report") { inputs in
+        let report = BuildStep("report", approval: ending == .denied ? signOff : nil) { inputs in
             recorder.record(.start("report"))
             received.withValue { $0 = inputs }
             return "report"
@@ -45,8 +48,37 @@ struct RemovalSpecs {
         }
         try await launch(plan)
         guard await waitUntil("“lint” to finish", hint: hint, { lint.isFinished }) else { return }
-        report.removeDependency(lint)
-        recorder.record(.note("lint removed from report"))
+        let removed: String
+        let expected: [String: String]
+        switch ending {
+        case .succeeded, .cancelled:
+            report.removeDependency(lint)
+            recorder.record(.note("lint removed from report"))
+            removed = "“lint” (\(ending.rawValue))"
+            expected = ["docs": "docs output"]
+        case .denied:
+            // Whatever stands for the approval: the approval itself, or an operation it owns.
+            guard waitsOnAnOperation(report, for: signOff) else { return }
+            let standIns = report.dependencies.filter { !($0 is BuildStep) }
+            DispatchQueue.global().async {
+                recorder.record(.note("sign-off denied"))
+                signOff.deny()
+            }
+            // Linux lowers no count for an unfinished dependency removed: wait until it finished.
+            guard
+                await waitUntil(
+                    "the denied “report sign-off” to finish",
+                    hint: """
+                        A denied approval must still finish (cancelled). Timeline: \(recorder.timeline)
+                        \(lesson.see("Readiness is a dependency"))
+                        """,
+                    { standIns.allSatisfy(\.isFinished) })
+            else { return }
+            standIns.forEach(report.removeDependency)
+            recorder.record(.note("sign-off removed from report"))
+            removed = "“report sign-off” (\(ending.rawValue))"
+            expected = ["docs": "docs output", "lint": "lint output"]
+        }
         docsQueue.isSuspended = false
         guard
             await waitUntil(
@@ -55,12 +87,13 @@ struct RemovalSpecs {
         else { return }
 
         #expect(
-            received.value == ["docs": "docs output"] && !report.isCancelled,
+            received.value == expected && !report.isCancelled,
             """
-            “report” lost its dependency on “lint” (\(ending.rawValue)) before it started, so it \
-            should run with [“docs”] as its only input; it received \(describe(received.value))\
+            “report” lost its dependency on \(removed) before it started, so it should run with \
+            \(describe(Set(expected.keys))) as its only inputs; it received \(describe(received.value))\
             \(report.isCancelled ? " and was cancelled" : "").
-            A step's inputs are its dependencies as they are when it runs.
+            A step's inputs, and the cancelled dependencies that stop it, are its dependencies as \
+            they are when it runs.
             Timeline: \(recorder.timeline)
             \(hint)
             """
