@@ -55,16 +55,23 @@ enum EagerQueueScenario {
     }
 }
 
+/// Something a piece of work captures, so that a spec can see whether the piece is still kept.
+final class Garnish: Sendable {
+    let name = "garnish"
+}
+
 @Suite("A block operation is finished only when every one of its blocks is")
 struct BlockOperationGroups {
     // Hint: Batch.submit(to:), "Block operations". Which pieces belong to the operation, and
-    // which run only after it has finished or beside it?
+    // which run only after it has finished or beside it? Does a batch with no pieces reach
+    // the queue too?
     // Covers: C14
     @Test(
-        "while any of the batch's pieces is still running, the first, a middle or the last one, the batch's operation is not finished",
-        arguments: 1...3)
+        "while any of the batch's pieces is still running, the first, a middle or the last one, the batch's operation is not finished; a batch with no pieces (0) finishes at once",
+        arguments: 0...3)
     func finishedOnlyWhenAllAre(stillRunning slowPiece: Int) async throws {
-        let pieces = 3
+        // 0: a batch with no pieces, whose operation has nothing to wait for.
+        let pieces = slowPiece == 0 ? 0 : 3
         let queue = OperationQueue()
         let submitted = Gate("submit(to:) returned the operation")
         let operation = Protected<Operation?>(nil)
@@ -72,7 +79,7 @@ struct BlockOperationGroups {
         let seenByDependent = Protected<Int?>(nil)
         let dependent = BlockOperation { seenByDependent.withValue { $0 = seen.count } }
         let batch = Batch()
-        for piece in 1...pieces {
+        for piece in 1..<(pieces + 1) {
             try batch.add {
                 submitted.wait()
                 if piece == slowPiece {
@@ -92,7 +99,17 @@ struct BlockOperationGroups {
         submitted.open()
         dependent.addDependency(submittedOperation)
         queue.addOperation(dependent)
-        await waitUntil("the operation that depends on the batch to run") { dependent.isFinished }
+        let dependentRan = await waitUntil(
+            "the operation that depends on the batch of \(pieces) pieces to run",
+            hint: pieces > 0
+                ? ""
+                : """
+                A batch with no pieces has nothing left to do, so it is done at once: the \
+                operation submit(to:) returns must finish (a queue finishes a block operation \
+                with no blocks at once), or whatever depends on it waits forever.
+                \(lesson.see("Block operations"))
+                """
+        ) { dependent.isFinished }
         await waitUntil("all \(pieces) pieces to run") { seen.count == pieces }
 
         #expect(
@@ -104,7 +121,7 @@ struct BlockOperationGroups {
             \(lesson.see("Block operations"))
             """)
         #expect(
-            seenByDependent.value == pieces,
+            !dependentRan || seenByDependent.value == pieces,
             """
             The operation that depends on the batch ran when \(seenByDependent.value ?? 0) of \
             \(pieces) pieces were done; it should run only after all of them.
@@ -137,7 +154,7 @@ struct BlockOperationGroups {
     // the batch went to the queue?
     // Covers: C14
     @Test(
-        "submit(to:) returns at once, even while the queue cannot run the pieces yet; pieces added before submitting all run; a piece added afterwards is refused, not lost"
+        "submit(to:) returns at once, even while the queue cannot run the pieces yet; pieces added before submitting all run; a piece added afterwards is refused, not lost, and not kept"
     )
     func addBeforeItRuns() async throws {
         // A suspended queue holds the batch's operation back without holding a thread.
@@ -161,11 +178,19 @@ struct BlockOperationGroups {
                 """
         ) { batch.submit(to: queue) }
         var refusal: BatchError?
+        // The refused piece captures an object nothing else keeps, so once the batch lets go
+        // of the piece, the object is freed.
+        let keptByRefusedPiece: WeakReference<Garnish>
         do {
-            try batch.add { ran.record("garnish") }
-        } catch {
-            refusal = error
+            let garnish = Garnish()
+            keptByRefusedPiece = WeakReference(garnish)
+            do {
+                try batch.add { ran.record(garnish.name) }
+            } catch {
+                refusal = error
+            }
         }
+        let refusedPieceKept = withExtendedLifetime(batch) { keptByRefusedPiece.value != nil }
         queue.isSuspended = false
         if let operation {
             await waitUntil("the batch's operation to finish") { operation.isFinished }
@@ -182,6 +207,14 @@ struct BlockOperationGroups {
             Expected add(_:) after submit(to:) to throw BatchError.alreadySubmitted; it \
             \(refusal.map { "threw \($0)" } ?? "threw nothing"), so the caller believes the \
             piece will run. Pieces that ran: \(ran.timeline).
+            \(lesson.see("Block operations"))
+            """)
+        #expect(
+            !refusedPieceKept,
+            """
+            Expected the batch to let go of the piece add(_:) refused after submit(to:); it \
+            still kept it, and with it everything the piece captured, for as long as the batch \
+            lives. Check "submitted" before the piece goes anywhere.
             \(lesson.see("Block operations"))
             """)
         #expect(
