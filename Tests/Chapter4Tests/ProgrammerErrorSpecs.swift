@@ -11,16 +11,35 @@ enum Misuse {
     /// How long a child waits for a forbidden start by hand that the runner should never make.
     static let quietPeriod = Chapter4Bound.quietPeriod
 
-    /// Hands the runner an operation whose dependency has not finished, then finishes it.
+    /// Hands the runner an operation whose dependency has not finished, then finishes it while
+    /// the main queue is busy, as it is in a program whose main thread blocks in `wait(for:)`.
     static func notReady() {
         let runner = ManualRunner(retryInterval: Chapter4Bound.retryInterval)
         let ran = Gate("the operation's work")
+        // Busy until the work has run, or for longer than this child waits for it.
+        DispatchQueue.main.async { _ = ran.wait(timeout: Chapter4Bound.retry * 2) }
         let dependency = BlockOperation {}
         let operation = BlockOperation { ran.open() }
         operation.addDependency(dependency)
+        LastWords.note(
+            "notReadyMainBusy",
+            """
+            The program stopped while run(_:) was handed an operation whose dependency had not \
+            finished: it called start() on it.
+            """)
         runner.run(operation)  // traps if it calls start() now
         dependency.start()
-        if !ran.wait(timeout: Chapter4Bound.retry) { exit(EXIT_FAILURE) }  // never retried
+        if !ran.wait(timeout: Chapter4Bound.retry) {
+            LastWords.fail(
+                "notReadyMainBusy",
+                """
+                The operation's dependency finished, and nothing started the operation within \
+                \(Chapter4Bound.retry.seconds) s while the main queue was busy: the retries stopped, or \
+                they wait for a run loop or for the main queue, which run only while the main \
+                thread is free (a command-line tool never runs them, and a main thread blocked in \
+                wait(for:) runs them no more). Retry on a queue of the runner's own.
+                """)
+        }
     }
 
     /// Hands the runner an operation that another thread has already started, then hands it
@@ -67,8 +86,8 @@ enum Misuse {
         }
     }
 
-    /// Puts two operations in a suspended queue through the runner, cancels one, then asks the
-    /// runner to start both.
+    /// Puts two operations in a suspended queue through the runner, hands one over to be queued
+    /// again, cancels the other, then asks the runner to start both.
     static func waitingInQueue() {
         let runner = ManualRunner(retryInterval: Chapter4Bound.retryInterval)
         let queue = OperationQueue()
@@ -86,6 +105,20 @@ enum Misuse {
             LastWords.fail(
                 "waitingInQueue",
                 "enqueue(_:on:) returned false for \(name), which nobody had started or handed over.")
+        }
+        LastWords.note(
+            "waitingInQueue",
+            """
+            The program stopped while enqueue(_:on:) was handed again an operation it had put in \
+            a suspended queue: it added an operation that a queue owns to a queue a second time.
+            """)
+        if runner.enqueue(operation, on: queue) {  // addOperation traps before this
+            LastWords.fail(
+                "waitingInQueue",
+                """
+                enqueue(_:on:) returned true for an operation it had already put in a queue, where \
+                it still waited: remember what you queued until it finishes, and refuse it.
+                """)
         }
         LastWords.note(
             "waitingInQueue",
@@ -175,6 +208,7 @@ struct ProgrammerErrorSpecs {
     // Covers: C27, C28, C31
     @Test("handed an operation that is not ready, the runner neither crashes nor gives up")
     func notReady() async {
+        LastWords.forget("notReadyMainBusy")
         let outcome = await #expect(
             processExitsWith: .success,
             """
@@ -185,7 +219,7 @@ struct ProgrammerErrorSpecs {
         ) {
             Misuse.notReady()
         }
-        LastWords.explain(outcome)
+        LastWords.explain("notReadyMainBusy", outcome)
     }
 
     // Look at the checks at the top of ManualRunner.perform(_:), and their order: an operation
@@ -209,17 +243,18 @@ struct ProgrammerErrorSpecs {
     }
 
     // Look at ManualRunner.enqueue(_:on:) and perform(_:): what the runner knows about the
-    // operations it gave to a queue, and whether a cancelled one skips that check.
-    // Lesson: "Who owns an operation".
+    // operations it gave to a queue, when one is handed over again, and whether a cancelled one
+    // skips that check. Lesson: "Who owns an operation".
     // Covers: C34
-    @Test("the runner does not start by hand an operation that sits in a queue, even a cancelled one")
+    @Test("the runner neither queues again nor starts by hand an operation that sits in a queue, even a cancelled one")
     func queuedIsLeftToTheQueue() async {
         LastWords.forget("waitingInQueue")
         let outcome = await #expect(
             processExitsWith: .success,
             """
-            The child process should end normally. It stopped: the runner called start() by \
-            hand on an operation waiting in a queue, cancelled or not. \
+            The child process should end normally. It stopped: the runner added an operation \
+            waiting in a queue to a queue again, or called start() by hand on it, cancelled or \
+            not. \
             \(lesson.see("Who owns an operation"))
             """
         ) {

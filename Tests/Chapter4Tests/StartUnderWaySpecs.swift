@@ -19,10 +19,12 @@ struct OwnThreadSpecs {
     }
 
     // Look at where ManualRunner.run(_:) and its retries call start() for a non-concurrent
-    // operation. Lessons: "Starting by hand", "Retrying with a timer".
-    // Covers: C30, C31
+    // operation, and at what perform(_:) returns for it while it runs there. Lessons: "Starting
+    // by hand", "Retrying with a timer".
+    // Covers: C27, C30, C31
     @Test(
-        "run(_:) gives a non-concurrent operation a thread of its own", arguments: Readiness.allCases)
+        "run(_:) gives a non-concurrent operation a thread of its own, and perform(_:) leaves it alone there",
+        arguments: Readiness.allCases)
     func runGivesNonConcurrentItsOwnThread(readiness: Readiness) async {
         let runner = ManualRunner(retryInterval: Chapter4Bound.retryInterval)
         let release = Gate("the slow operation's work may end")
@@ -77,6 +79,18 @@ struct OwnThreadSpecs {
                     on a thread of its own. \(lesson.see("Retrying with a timer"))
                     """
             ) { other.isFinished }
+        }
+        if slow.runCount == 1 && !slow.isFinished {
+            let handled = runner.perform(slow)  // executing on the runner's thread: leave it alone
+            #expect(
+                handled,
+                """
+                While the operation's work ran on the thread run(_:) gave it, perform(_:) returned \
+                false, which means "not ready yet, try again later": a caller that tries again \
+                keeps calling it for as long as the work runs. An operation that is executing, or \
+                that another thread is starting, is handled: leave it alone and return true. \
+                \(lesson.see("Steps"))
+                """)
         }
         release.open()
         await waitUntil("the slow operation to finish once its work was released") { slow.isFinished }
