@@ -119,6 +119,111 @@ struct CancellationSpecs {
             """)
     }
 
+    // Look at the order of what `Importer.cancelAll()` does: can a slot freed while it cancels
+    // one import start a copy of an import it has not reached yet? Lesson: "Cancelling from
+    // outside the tree".
+    // Covers: C97
+    @Test("cancelAll() stops every import before it cancels any: no copy starts while it goes through them")
+    func cancelAllStopsEveryImportFirst() async {
+        let hint = lesson.see("Cancelling from outside the tree")
+        // cancelAll() reaches the imports in an order of its own. The window is open when it
+        // cancels the import of a before the other one: the scenario runs again until it does
+        // (about one run in two for an importer that keeps its imports in a dictionary; one that
+        // always reaches the other import first never opens it, and passes).
+        for _ in 1...24 {
+            let card = Card(holding: ["a", "c", "d"])
+            defer {
+                card.whenCancelled.withValue { $0 = nil }
+                card.releaseAll()
+            }
+            let importer = Importer(card: card, width: 2)
+            let first = RunningImport(importer, ["a"])
+            guard await waitUntil("the copy of a to begin", hint: hint, { card.saw("a began") }) else { return }
+            let second = RunningImport(importer, ["c", "d"])
+            guard
+                await waitUntil(
+                    "a second copy to begin", hint: hint, givingUpWhen: beyond(2, on: card),
+                    { card.running.count == 2 })
+            else { return }
+            let (underWay, waiting) = card.saw("c began") ? ("c", "d") : ("d", "c")
+            // If cancelAll() cancels the import of a first, its cancel waits here, before it goes
+            // on to the other import, while the other import's copy under way ends and gives its
+            // slot back: a copy that starts now starts after cancelAll() was called.
+            let cancelledFirst = Protected<String?>(nil)
+            card.whenCancelled.withValue {
+                $0 = { name in
+                    let isFirst = cancelledFirst.withValue { earlier in
+                        defer { earlier = earlier ?? name }
+                        return earlier == nil
+                    }
+                    guard isFirst, name == "a" else { return }
+                    card.release(underWay)
+                    _ = settles(within: window) { card.saw("\(waiting) began") }
+                }
+            }
+            guard await callOnItsOwnThread("cancelAll()", hint: hint, { importer.cancelAll() }) != nil else { return }
+            guard
+                await waitUntil(
+                    "both imports to end after cancelAll()", timeout: patience,
+                    hint: """
+                        After cancelAll() the card saw \(card.events.timeline), and the imports \
+                        \(first.ending) and \(second.ending). \(hint)
+                        """,
+                    { first.result != nil && second.result != nil })
+            else { return }
+            let opened = cancelledFirst.value == "a"
+            #expect(
+                !card.saw("\(waiting) began") && first.threwCancellation && second.threwCancellation,
+                """
+                cancelAll() was called while \(waiting) waited for a slot\
+                \(opened ? "; while it cancelled the import of a, the copy of \(underWay) ended and gave its slot back" : ""). \
+                Expected \(waiting) never to begin and both imports to throw CancellationError; the \
+                card saw \(card.events.timeline), and the imports \(first.ending) and \(second.ending). \
+                An import that cancelAll() has not reached yet must already be marked stopped: mark \
+                every import first, then cancel.
+                \(hint)
+                """)
+            if opened { return }
+        }
+    }
+
+    // Look at when `Importer.importAll` records the import's task where `cancelAll()` can find
+    // it: before that task can begin copying, or on a line after it was made? Lesson:
+    // "Cancelling from outside the tree".
+    // Covers: C97
+    @Test("cancelAll() reaches an import whose first copy has just begun, round after round")
+    func cancelAllReachesAnImportAsItBegins() async {
+        let hint = lesson.see("Cancelling from outside the tree")
+        // A new task can begin copying before the line after the one that made it has run, on a
+        // busy machine more often: each round calls cancelAll() from inside the first copy, the
+        // earliest moment at which there is an import under way to reach. Other specs running
+        // at the same time make that rarer, and they take longer on a slower machine: the number
+        // of rounds grows with the time scale.
+        let rounds = Int(1000 * Bound.scale)
+        for round in 1...rounds {
+            let card = Card()
+            let importer = Importer(card: card, width: 2)
+            card.whenBegun.withValue { $0 = { _ in importer.cancelAll() } }
+            defer { card.whenBegun.withValue { $0 = nil } }
+            let running = RunningImport(importer, ["a"])
+            guard await waitUntil("round \(round)'s import to end", hint: hint, { running.result != nil }) else {
+                return
+            }
+            guard running.threwCancellation, !card.saw("a copied") else {
+                Issue.record(
+                    """
+                    In round \(round) of \(rounds), cancelAll() was called as the copy of a began; the card saw \
+                    \(card.events.timeline), and the import \(running.ending). Expected the copy to be \
+                    cancelled and the import to throw CancellationError: cancelAll() found no import to \
+                    stop. The import's task can begin copying as soon as it is made; record it in the \
+                    same critical section that makes it.
+                    \(hint)
+                    """)
+                return
+            }
+        }
+    }
+
     // Look at what a copy does while it waits for a slot: does a cancel reach it there, or does
     // it wait until another import frees a slot? Lesson: "Cancellation follows the tree, and
     // stops at an unstructured task".

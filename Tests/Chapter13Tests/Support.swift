@@ -24,7 +24,8 @@ struct UnreadablePhoto: Error, Equatable, CustomStringConvertible {
 /// A held copy suspends without a thread. It ends early when its task is cancelled, unless the
 /// photo is `stubborn`: then it finishes only when released, as a copy that has gone too far to
 /// stop does, and notes whether it saw the cancellation. Every hold ends when the spec releases
-/// everything, which each spec does on its way out.
+/// everything, which each spec does on its way out. A spec can also act as a copy begins
+/// (`whenBegun`) and in the middle of a cancel (`whenCancelled`).
 final class Card: PhotoCard, @unchecked Sendable {  // `state` only under `lock`
     private struct State {
         var running: [String] = []
@@ -40,10 +41,19 @@ final class Card: PhotoCard, @unchecked Sendable {  // `state` only under `lock`
     private let holds = Holds()
     /// What happened, in order: `a began`, `a copied`, `a cancelled`, `a saw the cancellation`…
     let events = Recorder<String>()
+    /// Called with the photo's name when the task of a held copy is cancelled, on the thread that
+    /// cancels it and before that `cancel()` goes on to anything else; the copy's own task waits
+    /// until it returns. A spec sets it to act in the middle of a cancel.
+    let whenCancelled = Protected<(@Sendable (String) -> Void)?>(nil)
+    /// Called with the photo's name as each copy begins, on the copy's own task.
+    let whenBegun = Protected<(@Sendable (String) -> Void)?>(nil)
+    /// How many times each copy suspends on its way, as a card that reads in steps does.
+    private let steps: Int
 
-    init(holding: Set<String> = [], stubborn: Set<String> = []) {
+    init(holding: Set<String> = [], stubborn: Set<String> = [], steps: Int = 0) {
         self.holding = holding.union(stubborn)
         self.stubborn = stubborn
+        self.steps = steps
     }
 
     func copy(_ name: String) async throws -> Photo {
@@ -54,8 +64,16 @@ final class Card: PhotoCard, @unchecked Sendable {  // `state` only under `lock`
             events.record("\(name) began")
         }
         defer { lock.withLock { state.running.removeAll { $0 == name } } }
+        whenBegun.value?(name)
+        for _ in 0..<steps { await Task.yield() }
         do {
-            if holding.contains(name) { try await holds.wait(for: name, ignoringCancellation: stubborn.contains(name)) }
+            if holding.contains(name) {
+                try await withTaskCancellationHandler {
+                    try await holds.wait(for: name, ignoringCancellation: stubborn.contains(name))
+                } onCancel: { [whenCancelled] in
+                    whenCancelled.value?(name)
+                }
+            }
             if stubborn.contains(name), Task.isCancelled { events.record("\(name) saw the cancellation") }
             if lock.withLock({ state.failing.contains(name) }) { throw UnreadablePhoto(name: name) }
             if !stubborn.contains(name) { try Task.checkCancellation() }

@@ -97,6 +97,46 @@ struct WidthSpecs {
             "Both imports should return their photos; the first \(first.ending), the second \(second.ending). \(hint)")
     }
 
+    // Look at what happens to a slot given back while a copy waits for one: is it handed to that
+    // copy, or freed for whoever asks first? An actor may run a more urgent task's call before
+    // the woken copy's. Lesson: "A width is yours to keep".
+    // Covers: C94
+    @Test("a background import and an urgent one never run more copies at once than the width, round after round")
+    func urgentImportKeepsTheWidth() async {
+        let hint = lesson.see("A width is yours to keep")
+        // Each round starts an urgent import while a background one hands its slots on from copy
+        // to copy; copies suspend a few times while they copy, so that copies overlap.
+        let rounds = 250
+        for round in 1...rounds {
+            let card = Card(steps: 5)
+            let importer = Importer(card: card, width: 2)
+            let background = RunningImport(importer, (1...60).map { "b\($0)" }, priority: .background)
+            guard
+                await waitUntil(
+                    "round \(round)'s first copies to begin", hint: hint,
+                    { card.began.count >= 5 || background.result != nil })
+            else { return }
+            let urgent = RunningImport(importer, (1...30).map { "u\($0)" }, priority: .userInitiated)
+            guard
+                await waitUntil(
+                    "round \(round)'s imports to end", hint: hint,
+                    { background.result != nil && urgent.result != nil })
+            else { return }
+            guard card.peak <= 2 else {
+                Issue.record(
+                    """
+                    In round \(round) of \(rounds), an importer of width 2 ran \(card.peak) copies at once, while a \
+                    background import and an urgent one shared it. The width holds for every import at \
+                    every priority. If it holds in the other specs, look at a slot given back while a copy \
+                    waits: it belongs to that copy. If giveBack() counts it free and the woken copy takes \
+                    it only once it runs again, a copy that asks in between takes it first, and both copy.
+                    \(hint)
+                    """)
+                return
+            }
+        }
+    }
+
     // Look at what happens to a slot each time a copy ends: copied, skipped, failed or
     // cancelled, while it waits or while it copies. Every path gives back exactly the slot it
     // took, and only a slot it took. Lesson: "A width is yours to keep".
