@@ -14,6 +14,8 @@ struct RetryingSpecs {
         case pastSeveralLooks = "its dependency finishes only after the runner looked at it twice more"
         case letGo = "the caller lets go of it, and it becomes ready later by its own isReady"
         case checkedElsewhere = "another thread is checking it with perform(_:) while the runner looks again"
+        case handedOverWhileChecked =
+            "run(_:) gets it while another thread's perform(_:) is checking it, and finds it not ready"
 
         var testDescription: String { rawValue }
     }
@@ -72,16 +74,19 @@ struct RetryingSpecs {
     }
 
     /// Hands `run(_:)` a probe that is not ready yet and counts its starts and runs in `starts`
-    /// and `runs`. Only the runner holds the probe when the spec lets go of it; that probe has
-    /// no dependency, which Foundation would leave pointing at it once it is freed.
+    /// and `runs`; nil if the spec may not go on. Only the runner holds the probe when the spec
+    /// lets go of it; that probe has no dependency, which Foundation would leave pointing at it
+    /// once it is freed. When `run(_:)` gets it while another thread checks it, that check is
+    /// held inside its look at `isReady` for the whole call, then finds the probe not ready.
     static func handOver(
         _ waiting: Waiting, to runner: ManualRunner, starts: Protected<Int>, runs: Protected<Int>
-    ) -> HandedOver {
+    ) async -> HandedOver? {
         let ready = Protected(false)
         let dependency = BlockOperation {}
         let checker = Checker()
         // Its own isReady decides where a dependency would keep Foundation from asking it.
-        let byItsOwnIsReady = waiting == .letGo || waiting == .checkedElsewhere
+        let byItsOwnIsReady =
+            waiting == .letGo || waiting == .checkedElsewhere || waiting == .handedOverWhileChecked
         let operation = ProbeOperation(
             readyWhen: {
                 checker.holdIfChecking()
@@ -96,7 +101,27 @@ struct RetryingSpecs {
             operation.addDependency(dependency)
             makeReady = { dependency.start() }
         }
-        runner.run(operation)
+        if waiting == .handedOverWhileChecked {
+            defer { checker.mayGoOn.open() }
+            checker.check(operation, on: runner)
+            let inside = await waitUntil(
+                "perform(_:) on another thread to ask whether the waiting operation is ready",
+                hint: """
+                    perform(_:) must look at isReady before it starts an operation, on the thread \
+                    that called it. \(lesson.see("Starting by hand"))
+                    """,
+                givingUpWhen: { checker.returned.isOpen ? "perform(_:) kept returning without asking" : nil }
+            ) { checker.inside.isOpen }
+            guard inside else { return nil }
+            runner.run(operation)
+            checker.mayGoOn.open()
+            let returned = await waitUntil(
+                "perform(_:) on the other thread to return once its look went on"
+            ) { checker.returned.isOpen }
+            guard returned else { return nil }
+        } else {
+            runner.run(operation)
+        }
         return HandedOver(
             reference: WeakReference(operation), kept: waiting == .letGo ? nil : operation,
             checksAtHandOver: operation.readinessChecks, makeReady: makeReady, checker: checker)
@@ -172,15 +197,17 @@ struct RetryingSpecs {
         let runner = ManualRunner(retryInterval: Self.interval)
         let starts = Protected(0)
         let runs = Protected(0)
-        let handedOver = Self.handOver(waiting, to: runner, starts: starts, runs: runs)
+        guard let handedOver = await Self.handOver(waiting, to: runner, starts: starts, runs: runs)
+        else { return }
         try #require(
             starts.value == 0,
             """
             run(_:) started an operation that was not ready yet; start() on an operation that \
             is not ready is a programmer error. \(lesson.see("Retrying with a timer"))
             """)
+        // A runner that found the operation claimed may count it as waiting at once or later.
         #expect(
-            runner.waitingCount == 1,
+            waiting == .handedOverWhileChecked || runner.waitingCount == 1,
             """
             After run(_:) with an operation that is not ready, waitingCount was \
             \(runner.waitingCount); the runner should be retrying exactly that one operation. \
@@ -213,12 +240,20 @@ struct RetryingSpecs {
         handedOver.makeReady()
         let started = await waitUntil(
             "the runner to start the operation once it became ready",
-            timeout: waiting == .checkedElsewhere ? Bound.standard : Chapter4Bound.retry,
+            timeout: waiting == .checkedElsewhere || waiting == .handedOverWhileChecked
+                ? Bound.standard : Chapter4Bound.retry,
             hint: handedOver.reference.value == nil
                 ? """
                 run(_:) promises to start the operation once it is ready, so the runner must hold \
                 it until then: a retry that captures it weakly loses it as soon as the caller \
                 lets go. \(lesson.see("Retrying with a timer"))
+                """
+                : waiting == .handedOverWhileChecked
+                ? """
+                run(_:) got the operation while perform(_:) on another thread had it claimed, and \
+                that check then found it not ready; nothing looked at it again. Claimed is not \
+                started: when run(_:)'s own first look finds it claimed, retry it as if it were \
+                not ready. \(lesson.see("Retrying with a timer"))
                 """
                 : """
                 Nothing retried it. A Timer scheduled on a thread whose run loop never runs \
