@@ -9,7 +9,7 @@ struct AskingTooEarlyOrTooLate {
     // answer before main() has run?
     // Covers: C13
     @Test(
-        "before the method has returned, result() throws notFinished; afterwards it returns the value, each time it is asked"
+        "before the method has returned, result() throws notFinished; afterwards it returns the value, each time it is asked, in the caller's completion block too"
     )
     func beforeItFinished() async throws {
         let queue = OperationQueue()
@@ -23,11 +23,28 @@ struct AskingTooEarlyOrTooLate {
             whileRunning.withValue { $0 = answer }
         }
 
+        // A caller's own completion block, as an app sets one: it runs once the operation has
+        // finished, so the result must be there by then.
+        let inCompletionBlock = Protected<Answer?>(nil)
+        operation.completionBlock = { [weak operation] in
+            guard let operation else { return }
+            let answer = Answer(asking: operation)
+            inCompletionBlock.withValue { $0 = answer }
+        }
+
         let beforeQueued = Answer(asking: operation)
         queue.addOperation(operation)
         await waitUntil("the operation to finish") { operation.isFinished }
         let afterwards = Answer(asking: operation)
         let askedAgain = Answer(asking: operation)
+        await waitUntil(
+            "the caller's completion block to run",
+            hint: """
+                The operation finished, but the completion block set before it was queued never \
+                ran: the completion block belongs to whoever uses the operation, so \
+                InvocationOperation must not set one of its own. \(lesson.see("Results, cancellation and errors"))
+                """
+        ) { inCompletionBlock.value != nil }
 
         #expect(
             beforeQueued == .invocationError(.notFinished)
@@ -45,6 +62,13 @@ struct AskingTooEarlyOrTooLate {
             Expected result() to return 6, what count(barley) returned, once the operation finished, \
             and again when asked a second time; it \(afterwards), then \(askedAgain). A finished \
             operation's result is part of its state: reading it must not use it up.
+            \(lesson.see("Results, cancellation and errors"))
+            """)
+        #expect(
+            inCompletionBlock.value == nil || inCompletionBlock.value == .value(6),
+            """
+            Expected result() to return 6 inside the caller's completion block, which runs once \
+            the operation has finished; it \(inCompletionBlock.value.map(\.description) ?? "was never asked").
             \(lesson.see("Results, cancellation and errors"))
             """)
     }
