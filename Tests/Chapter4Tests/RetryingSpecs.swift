@@ -71,6 +71,20 @@ struct RetryingSpecs {
                 returned.open()
             }
         }
+
+        /// Starts `check(_:on:)` and waits until that call is held inside its look at `isReady`;
+        /// returns whether it got there.
+        func holdInside(_ operation: Operation, on runner: ManualRunner) async -> Bool {
+            check(operation, on: runner)
+            return await waitUntil(
+                "perform(_:) on another thread to ask whether the waiting operation is ready",
+                hint: """
+                    perform(_:) must look at isReady before it starts an operation, on the thread \
+                    that called it. \(lesson.see("Starting by hand"))
+                    """,
+                givingUpWhen: { self.returned.isOpen ? "perform(_:) kept returning without asking" : nil }
+            ) { inside.isOpen }
+        }
     }
 
     /// Hands `run(_:)` a probe that is not ready yet and counts its starts and runs in `starts`
@@ -103,16 +117,7 @@ struct RetryingSpecs {
         }
         if waiting == .handedOverWhileChecked {
             defer { checker.mayGoOn.open() }
-            checker.check(operation, on: runner)
-            let inside = await waitUntil(
-                "perform(_:) on another thread to ask whether the waiting operation is ready",
-                hint: """
-                    perform(_:) must look at isReady before it starts an operation, on the thread \
-                    that called it. \(lesson.see("Starting by hand"))
-                    """,
-                givingUpWhen: { checker.returned.isOpen ? "perform(_:) kept returning without asking" : nil }
-            ) { checker.inside.isOpen }
-            guard inside else { return nil }
+            guard await checker.holdInside(operation, on: runner) else { return nil }
             runner.run(operation)
             checker.mayGoOn.open()
             let returned = await waitUntil(
@@ -143,15 +148,7 @@ struct RetryingSpecs {
         other.addDependency(BlockOperation {})  // never finishes: only a cancel makes it ready
         runner.run(other)
         defer { checker.mayGoOn.open() }
-        checker.check(operation, on: runner)
-        let inside = await waitUntil(
-            "perform(_:) on another thread to ask whether the waiting operation is ready",
-            hint: """
-                perform(_:) must look at isReady before it starts an operation, on the thread \
-                that called it. \(lesson.see("Starting by hand"))
-                """,
-            givingUpWhen: { checker.returned.isOpen ? "perform(_:) kept returning without asking" : nil }
-        ) { checker.inside.isOpen }
+        let inside = await checker.holdInside(operation, on: runner)
         let looksAtStart = other.readinessChecks
         var clockRan = false
         if inside {
@@ -249,16 +246,16 @@ struct RetryingSpecs {
                 lets go. \(lesson.see("Retrying with a timer"))
                 """
                 : waiting == .handedOverWhileChecked
-                ? """
-                run(_:) got the operation while perform(_:) on another thread had it claimed, and \
-                that check then found it not ready; nothing looked at it again. Claimed is not \
-                started: when run(_:)'s own first look finds it claimed, retry it as if it were \
-                not ready. \(lesson.see("Retrying with a timer"))
-                """
-                : """
-                Nothing retried it. A Timer scheduled on a thread whose run loop never runs \
-                never fires. \(lesson.see("Retrying with a timer"))
-                """,
+                    ? """
+                    run(_:) got the operation while perform(_:) on another thread had it claimed, and \
+                    that check then found it not ready; nothing looked at it again. Claimed is not \
+                    started: when run(_:)'s own first look finds it claimed, retry it as if it were \
+                    not ready. \(lesson.see("Retrying with a timer"))
+                    """
+                    : """
+                    Nothing retried it. A Timer scheduled on a thread whose run loop never runs \
+                    never fires. \(lesson.see("Retrying with a timer"))
+                    """,
             givingUpWhen: {
                 handedOver.reference.value == nil && runs.value == 0
                     ? "the operation was freed before its work ran: nothing but the runner held it, and the runner did not"
