@@ -13,6 +13,8 @@ struct RetryingSpecs {
         case briefly = "its dependency finishes right after run(_:)"
         case pastSeveralLooks = "its dependency finishes only after the runner looked at it twice more"
         case letGo = "the caller lets go of it, and it becomes ready later by its own isReady"
+        case letGoAfterTwoHandOvers =
+            "run(_:) gets it twice while it waits, then the caller lets go of it until it is ready"
         case checkedElsewhere = "another thread is checking it with perform(_:) while the runner looks again"
         case handedOverWhileChecked =
             "run(_:) gets it while another thread's perform(_:) is checking it, and finds it not ready"
@@ -99,8 +101,9 @@ struct RetryingSpecs {
         let dependency = BlockOperation {}
         let checker = Checker()
         // Its own isReady decides where a dependency would keep Foundation from asking it.
+        let letGo = waiting == .letGo || waiting == .letGoAfterTwoHandOvers
         let byItsOwnIsReady =
-            waiting == .letGo || waiting == .checkedElsewhere || waiting == .handedOverWhileChecked
+            letGo || waiting == .checkedElsewhere || waiting == .handedOverWhileChecked
         let operation = ProbeOperation(
             readyWhen: {
                 checker.holdIfChecking()
@@ -126,9 +129,10 @@ struct RetryingSpecs {
             guard returned else { return nil }
         } else {
             runner.run(operation)
+            if waiting == .letGoAfterTwoHandOvers { runner.run(operation) }
         }
         return HandedOver(
-            reference: WeakReference(operation), kept: waiting == .letGo ? nil : operation,
+            reference: WeakReference(operation), kept: letGo ? nil : operation,
             checksAtHandOver: operation.readinessChecks, makeReady: makeReady, checker: checker)
     }
 
@@ -184,8 +188,9 @@ struct RetryingSpecs {
     }
 
     // Look at ManualRunner.run(_:): the timer that should look at a waiting operation again,
-    // as often as it takes, what it keeps while it waits, what a look does when another thread
-    // is checking the operation, and waitingCount. Lesson: "Retrying with a timer".
+    // as often as it takes, what it keeps while it waits and once it is done, what a look does
+    // when another thread is checking the operation, and waitingCount. Lesson: "Retrying with
+    // a timer".
     // Covers: C27, C31
     @Test(
         "a waiting operation starts once, when it becomes ready, and retrying stops",
@@ -274,6 +279,17 @@ struct RetryingSpecs {
             The operation was started \(starts.value) times and ran \(runs.value) times; it \
             should be started exactly once. \(lesson.see("Retrying with a timer"))
             """)
+        guard handedOver.kept == nil else { return }
+        await waitUntil(
+            "the runner to let go of the operation once it had run, since the caller had let go of it",
+            hint: """
+                waitingCount is 0, yet something the runner keeps still holds the operation: a \
+                retry taken off the books but never stopped (a timer that is not cancelled keeps \
+                firing), or a second retry made when run(_:) got the operation again. Keep one \
+                retry per operation; once the operation has started, stop it and forget it. \
+                \(lesson.see("Retrying with a timer"))
+                """
+        ) { handedOver.reference.value == nil }
     }
 
     // Look at what a retry in ManualRunner.run(_:) does with an operation cancelled while it
@@ -312,15 +328,16 @@ struct RetryingSpecs {
 
     /// When the operation is handed to the runner a second time.
     enum SecondHandOver: String, CaseIterable, CustomTestStringConvertible, Sendable {
-        case whileWaiting = "handed over twice while it waits for its dependency"
+        case whileWaiting = "handed over twice, and offered to a queue, while it waits for its dependency"
         case afterItRan = "handed over again after it ran"
 
         var testDescription: String { rawValue }
     }
 
     // Look at ManualRunner.run(_:) and perform(_:) when the same operation comes twice: the
-    // retries they keep and the checks before start(). Lesson: "Retrying with a timer".
-    // Covers: C28, C31
+    // retries they keep, the checks before start(), and enqueue(_:on:) for an operation still
+    // being retried. Lessons: "Retrying with a timer", "Who owns an operation".
+    // Covers: C28, C31, C34
     @Test("an operation handed over twice is started once", arguments: SecondHandOver.allCases)
     func startedOnce(when: SecondHandOver) async {
         let runner = ManualRunner(retryInterval: Self.interval)
@@ -331,6 +348,14 @@ struct RetryingSpecs {
             operation.addDependency(dependency)
             runner.run(operation)
             runner.run(operation)
+            let queue = OperationQueue()
+            #expect(
+                !runner.enqueue(operation, on: queue),
+                """
+                enqueue(_:on:) returned true for an operation the runner was still retrying: the \
+                runner has promised to start it, so a queue must not get it too. Refuse an \
+                operation you are retrying. \(lesson.see("Who owns an operation"))
+                """)
             dependency.start()
         case .afterItRan:
             runner.run(operation)
