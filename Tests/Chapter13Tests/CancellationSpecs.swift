@@ -83,30 +83,13 @@ struct CancellationSpecs {
     @Test(
         "cancelAll() reaches every import under way: copies under way stop, none starts, each throws CancellationError")
     func cancelAllReachesEveryImport() async {
-        let card = Card(holding: ["a", "c", "d"])
-        defer { card.releaseAll() }
-        let importer = Importer(card: card, width: 2)
-        let first = RunningImport(importer, ["a"])
-        guard await waitUntil("the copy of a to begin", { card.saw("a began") }) else { return }
-        let second = RunningImport(importer, ["c", "d"])
         let hint = lesson.see("Cancelling from outside the tree")
-        guard
-            await waitUntil(
-                "a second copy to begin", hint: hint, givingUpWhen: beyond(2, on: card),
-                { card.running.count == 2 })
-        else { return }
-        let waiting = card.saw("c began") ? "d" : "c"
-        importer.cancelAll()
-        guard
-            await waitUntil(
-                "both imports to end after cancelAll()", timeout: patience,
-                hint: """
-                    After cancelAll() the card saw \(card.events.timeline), and the imports \
-                    \(first.ending) and \(second.ending). \(hint)
-                    """,
-                { first.result != nil && second.result != nil })
-        else { return }
-        let under = ["a", waiting == "c" ? "d" : "c"]
+        guard let imports = await TwoImportsUnderWay.start(hint: hint) else { return }
+        let (card, first, second, waiting) = (imports.card, imports.first, imports.second, imports.waiting)
+        defer { card.releaseAll() }
+        imports.importer.cancelAll()
+        guard await imports.bothEnd(hint: hint) else { return }
+        let under = ["a", imports.underWay]
         #expect(
             first.threwCancellation && second.threwCancellation && under.allSatisfy { card.saw("\($0) cancelled") }
                 && !card.saw("\(waiting) began"),
@@ -131,21 +114,13 @@ struct CancellationSpecs {
         // (about one run in two for an importer that keeps its imports in a dictionary; one that
         // always reaches the other import first never opens it, and passes).
         for _ in 1...24 {
-            let card = Card(holding: ["a", "c", "d"])
+            guard let imports = await TwoImportsUnderWay.start(hint: hint) else { return }
+            let (card, first, second) = (imports.card, imports.first, imports.second)
+            let (underWay, waiting) = (imports.underWay, imports.waiting)
             defer {
                 card.whenCancelled.withValue { $0 = nil }
                 card.releaseAll()
             }
-            let importer = Importer(card: card, width: 2)
-            let first = RunningImport(importer, ["a"])
-            guard await waitUntil("the copy of a to begin", hint: hint, { card.saw("a began") }) else { return }
-            let second = RunningImport(importer, ["c", "d"])
-            guard
-                await waitUntil(
-                    "a second copy to begin", hint: hint, givingUpWhen: beyond(2, on: card),
-                    { card.running.count == 2 })
-            else { return }
-            let (underWay, waiting) = card.saw("c began") ? ("c", "d") : ("d", "c")
             // If cancelAll() cancels the import of a first, its cancel waits here, before it goes
             // on to the other import, while the other import's copy under way ends and gives its
             // slot back: a copy that starts now starts after cancelAll() was called.
@@ -161,16 +136,9 @@ struct CancellationSpecs {
                     _ = settles(within: window) { card.saw("\(waiting) began") }
                 }
             }
-            guard await callOnItsOwnThread("cancelAll()", hint: hint, { importer.cancelAll() }) != nil else { return }
-            guard
-                await waitUntil(
-                    "both imports to end after cancelAll()", timeout: patience,
-                    hint: """
-                        After cancelAll() the card saw \(card.events.timeline), and the imports \
-                        \(first.ending) and \(second.ending). \(hint)
-                        """,
-                    { first.result != nil && second.result != nil })
+            guard await callOnItsOwnThread("cancelAll()", hint: hint, { imports.importer.cancelAll() }) != nil
             else { return }
+            guard await imports.bothEnd(hint: hint) else { return }
             let opened = cancelledFirst.value == "a"
             #expect(
                 !card.saw("\(waiting) began") && first.threwCancellation && second.threwCancellation,
@@ -258,5 +226,51 @@ struct CancellationSpecs {
         card.releaseAll()
         await waitUntil("the first import to end", hint: hint) { first.result != nil }
         #expect(first.ending == "returned a1, a2", "The first import \(first.ending). \(hint)")
+    }
+}
+
+/// Two imports on one importer of width 2: a, under way, and c and d, one of them under way and
+/// the other waiting for a slot; every copy is held until the card releases it.
+private struct TwoImportsUnderWay {
+    let card: Card
+    let importer: Importer
+    let first: RunningImport
+    let second: RunningImport
+    /// The copy of the second import under way, and the one waiting for a slot.
+    let underWay: String
+    let waiting: String
+
+    /// Starts both imports and waits until both slots are taken; nil if the spec may not go on.
+    static func start(hint: String) async -> TwoImportsUnderWay? {
+        let card = Card(holding: ["a", "c", "d"])
+        let importer = Importer(card: card, width: 2)
+        let first = RunningImport(importer, ["a"])
+        guard await waitUntil("the copy of a to begin", hint: hint, { card.saw("a began") }) else {
+            card.releaseAll()
+            return nil
+        }
+        let second = RunningImport(importer, ["c", "d"])
+        guard
+            await waitUntil(
+                "a second copy to begin", hint: hint, givingUpWhen: beyond(2, on: card),
+                { card.running.count == 2 })
+        else {
+            card.releaseAll()
+            return nil
+        }
+        let (underWay, waiting) = card.saw("c began") ? ("c", "d") : ("d", "c")
+        return TwoImportsUnderWay(
+            card: card, importer: importer, first: first, second: second, underWay: underWay, waiting: waiting)
+    }
+
+    /// Waits for both imports to end after `cancelAll()`; false if they did not.
+    func bothEnd(hint: String) async -> Bool {
+        await waitUntil(
+            "both imports to end after cancelAll()", timeout: patience,
+            hint: """
+                After cancelAll() the card saw \(card.events.timeline), and the imports \
+                \(first.ending) and \(second.ending). \(hint)
+                """,
+            { first.result != nil && second.result != nil })
     }
 }
