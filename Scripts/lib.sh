@@ -37,9 +37,13 @@ kata_platform() {
     case $(uname -s) in Darwin) echo darwin ;; *) echo linux ;; esac
 }
 
-# Ends process $1 and every process below it (children first, so that none is orphaned).
+# Ends process $1 and every process below it. Each is stopped before its children are looked
+# up, so that none can start another meanwhile, and ended after them, so that none is orphaned
+# (`swift test` puts the test process, and Swift Testing each exit test's child, in a process
+# group of its own, so killing a group would miss them).
 kata_kill_tree() {
     local child
+    kill -STOP "$1" 2>/dev/null
     for child in $(pgrep -P "$1" 2>/dev/null); do
         kata_kill_tree "$child"
     done
@@ -121,62 +125,129 @@ kata_capped() {
     fi
 }
 
-# Runs chapter $1's specs with the given extra `swift test` arguments; writes verdicts to $2
-# and the log to $2.log. Only chapter $1 is built (KATA_CHAPTER), so another chapter that does
-# not compile cannot stop it. Returns 0 when the run completed (whatever its verdicts), 1 when
-# the build failed, 2 when the test process crashed, 124 when it timed out.
-kata_run_chapter() {
-    local chapter=$1 out=$2
+# The build folder named by a `--scratch-path X` among the arguments, or .build.
+kata_scratch_of() {
+    local scratch=.build
+    while [ $# -gt 0 ]; do
+        case $1 in
+            --scratch-path) [ $# -ge 2 ] && scratch=$2; shift ;;
+            --scratch-path=*) scratch=${1#--scratch-path=} ;;
+        esac
+        shift
+    done
+    printf '%s\n' "$scratch"
+}
+
+# The test program that build folder $1 holds, where the specs can run without `swift test`:
+# on Linux SwiftPM links them into one executable, which starts in a tenth of the time `swift
+# test --skip-build` takes to plan. Prints nothing elsewhere (macOS keeps an XCTest bundle).
+kata_test_program() {
+    local program=$1/debug/OperationKataPackageTests.xctest
+    [ "$(kata_platform)" = linux ] && [ -f "$program" ] && [ -x "$program" ] && printf '%s\n' "$program"
+}
+
+# Runs the already built specs of chapter $1 that match KATA_SPEC_FILTER (default: the whole
+# chapter) once, with the given extra `swift test` arguments (a --scratch-path among them);
+# writes verdicts to $2 and appends the output to $2.log. Returns 0 when the run completed
+# (whatever its verdicts), 2 when the test process crashed, 124 when it took longer than
+# KATA_RUN_SECONDS or the specs' watchdog stopped it because a spec never ended.
+kata_run_built() {
+    local chapter=$1 out=$2 program status
     shift 2
-    local xml="$out.xunit.xml"
+    local xml="$out.xunit.xml" filter="${KATA_SPEC_FILTER:-Chapter${chapter}Tests\\.}"
     rm -f "$out" "$xml" "${xml%.xml}-swift-testing.xml"
-    KATA_CHAPTER=$chapter kata_run_bounded "${KATA_RUN_SECONDS:-$(kata_seconds 300)}" "$out.log" \
-        kata_capped swift test "$@" --filter "${KATA_SPEC_FILTER:-Chapter${chapter}Tests\\.}" --xunit-output "$xml"
-    local status=$?
-    # Chapter 1's starter run once left a test report cut short mid-message (its exit test's
-    # child had crashed by design); a report without its end is not trusted: run once more.
-    if [ "$status" -ne 124 ] && [ -f "${xml%.xml}-swift-testing.xml" ] &&
-        ! grep -q "</testsuites>" "${xml%.xml}-swift-testing.xml"; then
-        rm -f "$xml" "${xml%.xml}-swift-testing.xml"
-        KATA_CHAPTER=$chapter kata_run_bounded "${KATA_RUN_SECONDS:-$(kata_seconds 300)}" "$out.log" \
-            kata_capped swift test "$@" --filter "${KATA_SPEC_FILTER:-Chapter${chapter}Tests\\.}" --xunit-output "$xml"
+    program=$(kata_test_program "$(kata_scratch_of "$@")")
+    if [ -n "$program" ]; then
+        KATA_CHAPTER=$chapter kata_run_bounded "${KATA_RUN_SECONDS:-$(kata_seconds 300)}" "$out.run.log" \
+            kata_capped "$program" --testing-library swift-testing --filter "$filter" --xunit-output "${xml%.xml}-swift-testing.xml"
+        status=$?
+        # The program ends on a signal (status above 128) only when the runner itself died.
+        [ "$status" -gt 128 ] && [ "$status" -ne 124 ] && echo "error: the test process exited with unexpected signal code $((status - 128))" >> "$out.run.log"
+    else
+        KATA_CHAPTER=$chapter kata_run_bounded "${KATA_RUN_SECONDS:-$(kata_seconds 300)}" "$out.run.log" \
+            kata_capped swift test "$@" --skip-build --filter "$filter" --xunit-output "$xml"
         status=$?
     fi
+    cat "$out.run.log" >> "$out.log"
     kata_verdicts "${xml%.xml}-swift-testing.xml" > "$out"
     [ "$status" -eq 124 ] && return 124
-    grep -q "Build complete!" "$out.log" || return 1
-    # An exit test's child may crash by design; only a crash of the runner itself counts.
-    if [ ! -s "$out" ] || grep -qi "exited with unexpected signal" "$out.log"; then
+    # The specs' watchdog (Tests/KataTestSupport/Watchdog.swift) ended a run that could not end.
+    grep -q "^⏱ The run was stopped:" "$out.run.log" && return 124
+    # An exit test's child may crash by design; only a crash of the runner itself counts, and a
+    # report cut short (the runner died while writing it) is no report.
+    if [ ! -s "$out" ] || grep -qi "exited with unexpected signal" "$out.run.log" ||
+        ! grep -q "</testsuites>" "${xml%.xml}-swift-testing.xml" 2> /dev/null; then
         return 2
     fi
     return 0
 }
 
-# After chapter $1's run into $2 crashed or hung, runs each of its specs in a process of its
-# own (extra `swift test` arguments follow), so that a trap or a hang costs only the spec that
-# caused it. Rewrites $2 with a verdict per spec: pass, fail, crash (the process died) or hang
-# (it did not end within KATA_SPEC_SECONDS). Returns 1 if the specs could not even be listed.
-kata_isolate_specs() {
-    local chapter=$1 out=$2 id suite name pattern status one=$2.one
+# Runs chapter $1's specs with the given extra `swift test` arguments; writes verdicts to $2
+# and the log to $2.log. Only chapter $1 is built (KATA_CHAPTER), so another chapter that does
+# not compile cannot stop it. Returns 0 when the run completed (whatever its verdicts), 1 when
+# the build failed, 2 when the test process crashed, 124 when it timed out.
+kata_run_chapter() {
+    local chapter=$1 out=$2 status
     shift 2
-    KATA_CHAPTER=$chapter swift test list "$@" 2> "$out.list.log" |
-        grep -E "${KATA_SPEC_FILTER:-^Chapter${chapter}Tests\\.}" > "$out.list"
+    rm -f "$out"
+    KATA_CHAPTER=$chapter kata_run_bounded "${KATA_BUILD_SECONDS:-1800}" "$out.log" \
+        kata_capped swift build --build-tests "$@"
+    status=$?
+    [ "$status" -eq 124 ] && return 124
+    { [ "$status" -eq 0 ] && grep -q "Build complete!" "$out.log"; } || return 1
+    kata_run_built "$chapter" "$out" "$@"
+    status=$?
+    # Chapter 1's starter run once left a test report cut short mid-message (its exit test's
+    # child had crashed by design); a report without its end is not trusted: run once more.
+    if [ "$status" -eq 2 ] && [ -s "$out.xunit-swift-testing.xml" ] &&
+        ! grep -q "</testsuites>" "$out.xunit-swift-testing.xml"; then
+        kata_run_built "$chapter" "$out" "$@"
+        status=$?
+    fi
+    return "$status"
+}
+
+# The ids of chapter $1's specs in build folder $2, one per line (as `swift test list` prints
+# them), into file $3.
+kata_list_specs() {
+    KATA_CHAPTER=$1 swift test list --skip-build --scratch-path "$2" 2> "$3.log" |
+        grep -E "${KATA_SPEC_FILTER:-^Chapter${1}Tests\\.}" > "$3"
+}
+
+# A `--filter` pattern that selects the spec with id $1 (as `swift test list` prints it) alone.
+kata_spec_pattern() {
+    printf '%s\\(' "$(printf '%s' "${1%%(*}" | sed 's/[.[\*^$+?{}|]/\\&/g')"
+}
+
+# After chapter $1's run into $2 crashed or hung, runs each of its specs in a process of its
+# own (extra `swift test` arguments follow, a --scratch-path among them, already built), so
+# that a trap or a hang costs only the spec that caused it. Rewrites $2 with a verdict per
+# spec: pass, fail, crash (the process died) or hang (it did not end within
+# KATA_SPEC_SECONDS). The specs are listed anew unless KATA_SPEC_LIST names a file that lists
+# them. Returns 1 if the specs could not even be listed.
+kata_isolate_specs() {
+    local chapter=$1 out=$2 id suite name status one=$2.one
+    shift 2
+    if [ -n "${KATA_SPEC_LIST:-}" ] && [ -s "$KATA_SPEC_LIST" ]; then
+        grep -E "${KATA_SPEC_FILTER:-^Chapter${chapter}Tests\\.}" "$KATA_SPEC_LIST" > "$out.list"
+    else
+        kata_list_specs "$chapter" "$(kata_scratch_of "$@")" "$out.list"
+    fi
     [ -s "$out.list" ] || return 1
     : > "$out.isolated"
     : > "$out.signals"
     while IFS= read -r id; do
         suite=$(printf '%s' "${id%/*}" | tr '/' '.')
         name=${id##*/}
-        pattern=$(printf '%s' "${id%%(*}" | sed 's/[.[\*^$+?{}|]/\\&/g')
-        rm -f "$one.xunit.xml" "$one.xunit-swift-testing.xml"
-        KATA_CHAPTER=$chapter kata_run_bounded "${KATA_SPEC_SECONDS:-$(kata_seconds 30)}" "$one.log" \
-            kata_capped swift test "$@" --skip-build --filter "$pattern\\(" --xunit-output "$one.xunit.xml"
+        rm -f "$one.log"
+        KATA_SPEC_FILTER=$(kata_spec_pattern "$id") KATA_RUN_SECONDS=${KATA_SPEC_SECONDS:-$(kata_seconds 30)} \
+            kata_run_built "$chapter" "$one" "$@"
         status=$?
-        kata_verdicts "$one.xunit-swift-testing.xml" | grep -F "	$name" | head -1 > "$one"
+        grep -F "	$name" "$one" | head -1 > "$one.verdict"
         if [ "$status" -eq 124 ]; then
             printf 'hang\t%s\t%s\n' "$suite" "$name"
-        elif [ -s "$one" ] && ! grep -qi "exited with unexpected signal" "$one.log"; then
-            cat "$one"
+        elif [ "$status" -eq 0 ] && [ -s "$one.verdict" ]; then
+            cat "$one.verdict"
         else
             printf 'crash\t%s\t%s\n' "$suite" "$name"
             printf '%s\t%s\n' "${name%%(*}" "$(grep -oiE 'exited with unexpected signal code [0-9]+' "$one.log" | grep -oE '[0-9]+$' | head -1)" >> "$out.signals"
