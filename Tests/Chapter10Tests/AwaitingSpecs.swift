@@ -8,7 +8,7 @@ private func rendered(_ name: String) -> Export {
     Export(name: name, bytes: Studio.size(of: name))
 }
 
-@Suite("export(_:) suspends until its operation has finished, without holding a thread")
+@Suite("export(_:) suspends until its operation has finished, without holding a thread", .watched)
 struct AwaitingSpecs {
     // Look at `Exporter.export(_:)`: how does it wait for its operation? Lesson: "Suspending,
     // not blocking" and "Reading the result".
@@ -151,7 +151,7 @@ enum Ending: String, CaseIterable, Sendable {
     case rendered, failed, cancelled
 }
 
-@Suite("Nothing outlives an export")
+@Suite("Nothing outlives an export", .watched)
 struct ExportLifetimeSpecs {
     // Look at what the operation's completion block holds, and for how long. Lesson: "Reading
     // the result".

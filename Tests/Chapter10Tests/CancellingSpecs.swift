@@ -236,7 +236,7 @@ enum CancellingScenario {
     }
 }
 
-@Suite("Cancelling the awaiting task cancels the operation, and every path resumes once")
+@Suite("Cancelling the awaiting task cancels the operation, and every path resumes once", .watched)
 struct CancellingSpecs {
     // Look at what `Exporter.export(_:)` resumes with when its operation finishes without a
     // result. Lesson: "Resuming on every path".

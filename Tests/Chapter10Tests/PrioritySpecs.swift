@@ -15,7 +15,7 @@ private func waiting(in queue: OperationQueue) -> [String: ExportOperation] {
         uniquingKeysWith: { first, _ in first })
 }
 
-@Suite("An export runs at the class that stands for the awaiting task's priority")
+@Suite("An export runs at the class that stands for the awaiting task's priority", .watched)
 struct PrioritySpecs {
     // Look at `Exporter.export(_:)`: which class does the operation it makes get? Lesson:
     // "Passing on the caller's priority".

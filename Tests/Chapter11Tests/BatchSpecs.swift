@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("Batches report their progress and their end")
+@Suite("Batches report their progress and their end", .watched)
 struct BatchSpecs {
     // Look at SyncEngine.progress and at what upload(_:then:) and uploadNow(_:) do to it. When
     // does a queue's progress count a unit, and what must you set first? See "Progress counts
@@ -177,7 +177,7 @@ enum FirstCall: String, CaseIterable, Sendable, CustomStringConvertible {
     var description: String { rawValue }
 }
 
-@Suite("Progress counts jobs that end at once")
+@Suite("Progress counts jobs that end at once", .watched)
 struct EarlyProgressSpecs {
     // The store is free, and the jobs end before the call that asked for them returns. Look at
     // where upload(_:then:) and uploadNow(_:) raise the total of SyncEngine.progress: before or

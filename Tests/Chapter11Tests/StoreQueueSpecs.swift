@@ -42,7 +42,7 @@ enum OpeningScenario {
     }
 }
 
-@Suite("Jobs run on the store's own dispatch queue")
+@Suite("Jobs run on the store's own dispatch queue", .watched)
 struct StoreQueueSpecs {
     // Look at SyncEngine.open(_:) and at where the jobs asked for before it wait. What does
     // Foundation require of a queue whose underlyingQueue you set? See "Running on a queue you
@@ -127,7 +127,7 @@ struct StoreQueueSpecs {
     }
 }
 
-@Suite("Jobs that waited for open(_:) are jobs like the others")
+@Suite("Jobs that waited for open(_:) are jobs like the others", .watched)
 struct WaitedForOpenSpecs {
     // Four notes were asked for before the store opened, and an urgent one right after it
     // opened, while the store is busy with the first. Look at what open(_:) hands to the queue
@@ -201,7 +201,7 @@ extension OpeningScenario {
     }
 }
 
-@Suite("An urgent job is urgent when the queue gets it")
+@Suite("An urgent job is urgent when the queue gets it", .watched)
 struct UrgentWhenAddedSpecs {
     // The store is busy with a; right after the urgent job reaches the queue, a ends and the
     // queue picks the next job. Look at when uploadNow(_:) sets its job's priority and class:

@@ -11,7 +11,7 @@ let lesson = Lesson(chapter: 12)
 /// The specs that hold a decode or a resize block threads of the stage queues. Other specs
 /// running beside them found Dispatch short of threads on Linux, which adds more only after
 /// about a second: their bounded waits then ran out on correct code.
-@Suite(.serialized)
+@Suite(.serialized, .watched)
 enum Chapter12Specs {}
 
 /// How long a spec waits for what correct code does within milliseconds.

@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("A cancel stops what has not started and reaches what has")
+@Suite("A cancel stops what has not started and reaches what has", .watched)
 struct CancellationSpecs {
     // Look at what reaches the copies when the task awaiting `Importer.importAll` is
     // cancelled, and at what `importAll` still starts afterwards. Lesson: "Cancellation follows

@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("An error ends the import")
+@Suite("An error ends the import", .watched)
 struct ErrorSpecs {
     // Look at what `Importer.importAll` does when a copy throws: what is cancelled, and can the
     // slot the failed copy gives back still start another copy? Lesson: "An error ends the group".

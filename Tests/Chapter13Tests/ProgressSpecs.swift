@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("Progress as each photo is copied, on the main actor")
+@Suite("Progress as each photo is copied, on the main actor", .watched)
 struct ProgressSpecs {
     // Look at where `Importer.importAll` calls `progress`: once every copy is done, or each
     // time one is? And can the loop that reports run while later photos still wait for a slot?

@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("At most width copies at once, at the caller's priority")
+@Suite("At most width copies at once, at the caller's priority", .watched)
 struct WidthSpecs {
     // Look at how many child tasks `Importer.importAll` gives its task group at once, and when
     // it gives it the next one. Lesson: "A width is yours to keep".

@@ -128,7 +128,7 @@ let lesson = Lesson(chapter: 1)
 ///
 /// A paced sum blocks a thread of the operation queue. Several specs doing that at once leave
 /// Dispatch short of threads on Linux, and it adds more only slowly.
-@Suite(.serialized)
+@Suite(.serialized, .watched)
 enum Chapter1Specs {}
 
 /// Reads a value over and over on a thread of its own until it sees the final one, keeping each change.

@@ -60,7 +60,7 @@ final class Garnish: Sendable {
     let name = "garnish"
 }
 
-@Suite("A block operation is finished only when every one of its blocks is")
+@Suite("A block operation is finished only when every one of its blocks is", .watched)
 struct BlockOperationGroups {
     // Hint: Batch.submit(to:), "Block operations". Which pieces belong to the operation, and
     // which run only after it has finished or beside it? Does a batch with no pieces reach
@@ -227,7 +227,7 @@ struct BlockOperationGroups {
     }
 }
 
-@Suite("Steps that must run in order go to a serial queue")
+@Suite("Steps that must run in order go to a serial queue", .watched)
 struct StepsInOrder {
     // Hint: OrderedSteps.run, "When order matters". Which kind of queue runs one thing at a
     // time, first in, first out, whatever the priority?

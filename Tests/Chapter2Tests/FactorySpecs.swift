@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("A class can hand out an operation for each piece of data")
+@Suite("A class can hand out an operation for each piece of data", .watched)
 struct TheFactory {
     /// One call of `Averager.average(of:)`, as its observer saw it.
     struct Averaging: Sendable, CustomStringConvertible {

@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("An invocation operation calls an existing method when the queue runs it")
+@Suite("An invocation operation calls an existing method when the queue runs it", .watched)
 struct InvocationRunsOnTheQueue {
     // Hint: InvocationOperation.init and main(), "Running on the queue, not on the creator".
     // Which of the two calls the method?
@@ -48,7 +48,7 @@ struct InvocationRunsOnTheQueue {
     }
 }
 
-@Suite("Which method runs can be chosen at run time, by name")
+@Suite("Which method runs can be chosen at run time, by name", .watched)
 struct ChoosingByName {
     // Hint: InvocationOperation.init(target:methodNamed:in:argument:), "Choosing the method
     // by name".

@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("Asking for a result that does not exist is an error the caller can catch")
+@Suite("Asking for a result that does not exist is an error the caller can catch", .watched)
 struct AskingTooEarlyOrTooLate {
     // Hint: InvocationOperation.result(), "Results, cancellation and errors". What does it
     // answer before main() has run?
@@ -145,7 +145,7 @@ struct AskingTooEarlyOrTooLate {
     }
 }
 
-@Suite("An error thrown by the method is kept and handed to whoever asks for the result")
+@Suite("An error thrown by the method is kept and handed to whoever asks for the result", .watched)
 struct ThrownErrors {
     // Hint: InvocationOperation.main(), "Results, cancellation and errors". Where does the
     // method's error go?

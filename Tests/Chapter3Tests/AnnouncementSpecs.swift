@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("Finishing is announced, so everything that waits on the operation moves on")
+@Suite("Finishing is announced, so everything that waits on the operation moves on", .watched)
 struct FinishingIsAnnounced {
     // Look at the order of things in AsyncOperation.start(): when the flag changes, and when the
     // work is launched. Work can end before start() returns. Read "Announce every change, after

@@ -14,7 +14,7 @@ enum StartedBy: String, Sendable, CaseIterable, CustomStringConvertible {
     var description: String { rawValue }
 }
 
-@Suite("A cancelled operation still finishes, so nothing waits on it forever")
+@Suite("A cancelled operation still finishes, so nothing waits on it forever", .watched)
 struct CancelledOperationsFinish {
     // Look at the beginning of start() in AsyncOperation, and at cancel() if you override it.
     // Read "Finish once, on every path".

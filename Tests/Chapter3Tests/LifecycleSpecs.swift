@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("A greeting's whole life ends finished, without trapping or hanging")
+@Suite("A greeting's whole life ends finished, without trapping or hanging", .watched)
 struct WholeLifeEndsFinished {
     // A crash or a hang here stops only this spec: it runs in a process of its own. Look at the locks
     // in AsyncOperation and at cancel(). Read "One critical section for all the state".

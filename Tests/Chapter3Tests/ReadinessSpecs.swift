@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("Readiness still follows dependencies")
+@Suite("Readiness still follows dependencies", .watched)
 struct ReadinessFollowsDependencies {
     // Look for an isReady override in AsyncOperation. Read "Leave isReady alone".
     // Covers: C25

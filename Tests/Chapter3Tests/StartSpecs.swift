@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("start() launches the work and returns before the work is done")
+@Suite("start() launches the work and returns before the work is done", .watched)
 struct StartReturnsEarly {
     // Look at isAsynchronous and start() in AsyncOperation, and execute() in GreetingOperation.
     // Read "The pattern" and "Your own start(), never the inherited one".

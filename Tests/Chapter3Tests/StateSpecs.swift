@@ -40,7 +40,7 @@ struct Sightings: Sendable {
     var finishedReaders = 0
 }
 
-@Suite("The state is one critical section, safe to read from any thread")
+@Suite("The state is one critical section, safe to read from any thread", .watched)
 struct StateIsOneCriticalSection {
     // Look at how finish() in AsyncOperation changes the two flags, and how the getters read them.
     // Read "One critical section for all the state".

@@ -201,7 +201,7 @@ enum Misuse {
     }
 }
 
-@Suite("The runner prevents the start() misuses that stop a program")
+@Suite("The runner prevents the start() misuses that stop a program", .watched)
 struct ProgrammerErrorSpecs {
     // Look at ManualRunner.run(_:) and perform(_:): what they do with an operation whose
     // dependency has not finished, and later, once it has. Lesson: "Retrying with a timer".

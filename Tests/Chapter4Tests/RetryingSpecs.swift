@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("An operation that is not ready yet is retried on a timer until it can start")
+@Suite("An operation that is not ready yet is retried on a timer until it can start", .watched)
 struct RetryingSpecs {
     /// A short retry interval keeps these specs fast.
     static let interval = Chapter4Bound.retryInterval

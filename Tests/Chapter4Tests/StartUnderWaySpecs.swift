@@ -8,7 +8,7 @@ import Testing
 // a second or more (see Tests/PLATFORM.md), so each suite runs its cases one at a time and at
 // most two are held together.
 
-@Suite("A non-concurrent operation handed to run(_:) holds up no one", .serialized)
+@Suite("A non-concurrent operation handed to run(_:) holds up no one", .serialized, .watched)
 struct OwnThreadSpecs {
     /// When the non-concurrent operation handed to `run(_:)` becomes ready.
     enum Readiness: String, CaseIterable, CustomTestStringConvertible, Sendable {
@@ -102,7 +102,7 @@ struct OwnThreadSpecs {
 
 }
 
-@Suite("An operation handed over by two threads at once is started once", .serialized)
+@Suite("An operation handed over by two threads at once is started once", .serialized, .watched)
 struct RivalsSpecs {
     /// The two threads that hand the same operation to the runner at the same moment.
     enum Rivals: String, CaseIterable, CustomTestStringConvertible, Sendable {

@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("A ready operation started by hand runs the way its kind says")
+@Suite("A ready operation started by hand runs the way its kind says", .watched)
 struct StartingByHandSpecs {
     /// The kinds of ready operation handed to `perform(_:)`.
     enum Kind: String, CaseIterable, CustomTestStringConvertible, Sendable {

@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("Waiting for an operation started by hand does not burn a processor")
+@Suite("Waiting for an operation started by hand does not burn a processor", .watched)
 struct WaitingSpecs {
     /// How long the awaited operation is kept running while the waiter is watched.
     static let window: Duration = Bound.scaled(.milliseconds(150))

@@ -55,7 +55,7 @@ func waitsOnAnOperation(
     return false
 }
 
-@Suite("Waiting for an outside event is one more dependency, not a custom isReady")
+@Suite("Waiting for an outside event is one more dependency, not a custom isReady", .watched)
 struct ApprovalSpecs {
     // Approval.grant() and BuildStep's init: the step must wait for the approval AND its inputs.
     // See "Readiness is a dependency".

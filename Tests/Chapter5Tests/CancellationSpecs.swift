@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("A cancelled step releases the steps that need it, and each of them decides")
+@Suite("A cancelled step releases the steps that need it, and each of them decides", .watched)
 struct CancellationSpecs {
     // BuildStep.main(): what does a step do when a dependency was cancelled, and what do its
     // own dependents then see? See "When a dependency is cancelled".

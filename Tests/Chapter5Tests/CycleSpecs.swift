@@ -78,7 +78,7 @@ struct CyclicShape: Sendable, CustomTestStringConvertible {
     ]
 }
 
-@Suite("A plan with a cycle is refused before anything is enqueued")
+@Suite("A plan with a cycle is refused before anything is enqueued", .watched)
 struct CycleSpecs {
     // BuildPlan.start(): what does it check before its first addDependency or addOperation?
     // A step may need itself. See "Refuse cycles before you enqueue".

@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("A step starts only after every step it needs has finished")
+@Suite("A step starts only after every step it needs has finished", .watched)
 struct OrderSpecs {
     // BuildPlan.start(): when is each step handed to its queue, and are its edges there yet?
     // See "Wire the graph, then enqueue it".

@@ -44,7 +44,7 @@ struct UnsoundPlan: Sendable, CustomTestStringConvertible {
     ]
 }
 
-@Suite("A plan with a repeated or missing step is refused before anything is enqueued")
+@Suite("A plan with a repeated or missing step is refused before anything is enqueued", .watched)
 struct PlanErrorSpecs {
     // BuildPlan.start(): what happens to a title used twice (needed or not), or needed but held
     // by no step?

@@ -12,7 +12,7 @@ enum Ending: String, Sendable, CaseIterable, CustomTestStringConvertible {
     var testDescription: String { rawValue }
 }
 
-@Suite("A dependency removed before the step starts no longer feeds it")
+@Suite("A dependency removed before the step starts no longer feeds it", .watched)
 struct RemovalSpecs {
     // BuildStep.main(): take the inputs, and the cancelled dependencies (a denied approval
     // included), from `dependencies` as it is when the step runs, not from a list or a property

@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("Results travel from a finished step to its dependents through the step objects")
+@Suite("Results travel from a finished step to its dependents through the step objects", .watched)
 struct ResultSpecs {
     // BuildStep.main() and `output`: where are the inputs read from, and where is the output
     // kept? See "Pass results through the operations".

@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("A job is fully configured before the press receives it")
+@Suite("A job is fully configured before the press receives it", .watched)
 struct ConfigurationSpecs {
     // Look at the order of the lines in PrintShop.submit: once the press holds the job, a
     // priority, quality of service or dependency set afterwards may come too late.

@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("An order that must hold is a dependency, not a priority")
+@Suite("An order that must hold is a dependency, not a priority", .watched)
 struct DependencySpecs {
     // A higher priority for the prerequisite does not stop a ready job from printing first.
     // Look at what PrintShop.submit does with `after:`.

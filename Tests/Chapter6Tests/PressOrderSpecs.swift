@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("A one-at-a-time press prints the most urgent ready job first, not the oldest")
+@Suite("A one-at-a-time press prints the most urgent ready job first, not the oldest", .watched)
 struct PressOrderSpecs {
     static let batches: [Arrivals] = [
         Arrivals([.bulk, .standard, .express, .rush]),

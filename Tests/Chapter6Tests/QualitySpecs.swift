@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("Quality of service belongs to the job and covers its own work")
+@Suite("Quality of service belongs to the job and covers its own work", .watched)
 struct QualitySpecs {
     // Look at Urgency.qualityOfService and at where PrintShop.submit puts the printing: the
     // job's quality of service covers only the work the job itself runs, not a completion block.

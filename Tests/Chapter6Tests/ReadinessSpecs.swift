@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("Readiness comes before priority")
+@Suite("Readiness comes before priority", .watched)
 struct ReadinessSpecs {
     // Priority only ranks jobs that are ready, and a rush job that waits for its paper is not,
     // even while the paper is already being unloaded on another queue: a prerequisite that is

@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("Each urgency maps onto a queue priority and a quality of service")
+@Suite("Each urgency maps onto a queue priority and a quality of service", .watched)
 struct UrgencyMappingSpecs {
     // Look at Urgency.queuePriority and the lesson's table: the press picks among ready jobs by
     // queuePriority, so the urgencies need distinct, descending priorities.

@@ -13,7 +13,7 @@ final class CountingSource: PhotoSource {
     }
 }
 
-@Suite("A large import feeds the queue in batches instead of flooding it")
+@Suite("A large import feeds the queue in batches instead of flooding it", .watched)
 struct BatchSpecs {
     // Adding hundreds of operations at once costs memory and gains nothing. Look at how many
     // imports importAll hands the queue before any of them has finished.

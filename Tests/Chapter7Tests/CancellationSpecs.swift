@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("Cancelling is the only way to take work back from a queue")
+@Suite("Cancelling is the only way to take work back from a queue", .watched)
 struct CancellationSpecs {
     // cancelAllOperations marks every import cancelled; the queue then starts each one. Look at
     // cancelAll, and at what PhotoImport.start() and the end of a copy do with isCancelled.

@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("A completion block reports results read from the finished operation, on the main queue")
+@Suite("A completion block reports results read from the finished operation, on the main queue", .watched)
 struct CompletionSpecs {
     // The completion block runs after the operation finishes and receives nothing. Look at when
     // PhotoImporter reads the outcome it reports.

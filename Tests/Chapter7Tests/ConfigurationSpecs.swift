@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("An import is fully configured before the queue receives it")
+@Suite("An import is fully configured before the queue receives it", .watched)
 struct ConfigurationSpecs {
     /// The importer entry points that hand imports to the queue.
     enum Entry: String, CaseIterable, Sendable {

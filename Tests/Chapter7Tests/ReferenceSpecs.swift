@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("An importer keeps its own references to the imports whose results it needs")
+@Suite("An importer keeps its own references to the imports whose results it needs", .watched)
 struct ReferenceSpecs {
     // A queue lets go of an operation as soon as it finishes, so queue.operations cannot find it
     // afterwards. Look at where outcome(of:) searches, for photos from add and from importAll.

@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("Suspending a queue stops new starts but lets running work finish")
+@Suite("Suspending a queue stops new starts but lets running work finish", .watched)
 struct SuspensionSpecs {
     // isSuspended = true only keeps waiting operations from starting; copies already running go
     // on. Look at pauseForEject: when may it call ready?

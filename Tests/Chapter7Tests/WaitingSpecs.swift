@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("Waiting for a queue waits for work added while waiting")
+@Suite("Waiting for a queue waits for work added while waiting", .watched)
 struct WaitingSpecs {
     /// Calls `waitForAll()` on a thread of its own and notes when it returns.
     ///

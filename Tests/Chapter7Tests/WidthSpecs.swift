@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("A queue's width bounds how many imports run at once")
+@Suite("A queue's width bounds how many imports run at once", .watched)
 struct WidthSpecs {
     // maxConcurrentOperationCount is the limit; without it a queue runs as many operations as the
     // system likes. Look at how PhotoImporter's init prepares its queue.

@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("Cancelling the operation cancels its Task, and it finishes promptly")
+@Suite("Cancelling the operation cancels its Task, and it finishes promptly", .watched)
 struct CancellingTheWork {
     // Look at cancel() and the lesson's "Forward cancel() to the Task": which object does the
     // async work listen to for cancellation?
@@ -116,7 +116,7 @@ struct CancellingTheWork {
     }
 }
 
-@Suite("Cancellation reaches the work at any moment")
+@Suite("Cancellation reaches the work at any moment", .watched)
 struct CancellingAtAnyMoment {
     // Look at the async work inside the Task and the lesson's "Check between the steps": not every
     // await throws when its task is cancelled. What stops the resize once the fetch has returned?

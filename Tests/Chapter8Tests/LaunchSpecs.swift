@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("start() launches the async work in a Task and returns at once")
+@Suite("start() launches the async work in a Task and returns at once", .watched)
 struct LaunchingTheWork {
     // Look at ThumbnailOperation.start() and main(), and the lesson's "Start launches a Task and
     // returns": who creates the Task, what keeps the operation unfinished after start() returns,

@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("Queues and dependents wait for the async work, not for the Task to be created")
+@Suite("Queues and dependents wait for the async work, not for the Task to be created", .watched)
 struct WaitingForTheWork {
     // Look at where the operation becomes finished (main(), start(), finish(with:)) and the lesson's
     // "Finish when the work ends, once". In the timeline, what ran before "resize a ended"?

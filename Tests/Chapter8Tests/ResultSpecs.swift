@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("The result, or the error, is there the moment the operation is finished")
+@Suite("The result, or the error, is there the moment the operation is finished", .watched)
 struct PublishingTheResult {
     // Look at finish(with:) and the lesson's "Publish the result, then announce": what can a
     // dependent or a completion block read at the moment it hears that the operation finished?

@@ -134,7 +134,7 @@ extension LifetimeScenario {
     }
 }
 
-@Suite("Finished operations let go of what they held")
+@Suite("Finished operations let go of what they held", .watched)
 struct LifetimeSpecs {
     // Once a report is delivered, nothing should keep its job or its sections in memory. Look at
     // what ReportGenerator keeps, and what the completion block in generate() captures. See

@@ -300,7 +300,7 @@ enum WaitingScenario {
     }
 }
 
-@Suite("Waiting without deadlock")
+@Suite("Waiting without deadlock", .watched)
 struct WaitingSpecs {
     // The digest runs on the ledger queue, which runs one operation at a time. Read
     // DigestJob.main() and ReportGenerator.digest: what is the digest waiting for, and where does
