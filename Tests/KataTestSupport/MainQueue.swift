@@ -42,12 +42,31 @@ public enum MainQueue {
     ///
     /// Whatever code under test enqueues on the main queue in the meantime runs after `body`: a
     /// spec uses this to act in the same turn of the main queue before a result already on its
-    /// way gets there.
-    public static func hold(until gate: Gate, then body: @escaping @Sendable () -> Void) {
+    /// way gets there. The hold lasts three times `Bound.standard`, longer than any wait a spec
+    /// makes while it holds, so that the spec's wait runs out first; before it judges, a spec
+    /// asks the returned hold whether it was still in force (`Hold.gaveUp`).
+    ///
+    /// A spec that holds the main queue holds it for the whole process: it runs in an exit test
+    /// or in a chapter whose suites run one at a time, so that no other spec waits behind it.
+    @discardableResult
+    public static func hold(until gate: Gate, then body: @escaping @Sendable () -> Void) -> Hold {
+        let hold = Hold()
         DispatchQueue.main.async {
-            gate.wait()
+            let opened = gate.wait(timeout: Bound.standard * 3)
+            hold.state.withValue { $0 = opened ? .released : .gaveUp }
             body()
         }
+        return hold
+    }
+
+    /// A hold of the main queue, as `hold(until:then:)` made it.
+    public final class Hold: Sendable {
+        enum State { case waiting, released, gaveUp }
+        let state = Protected(State.waiting)
+
+        /// Whether the hold ran out before its gate opened: the main queue was then free while
+        /// the spec thought it held, and what the spec saw proves nothing.
+        public var gaveUp: Bool { state.value == .gaveUp }
     }
 
     /// Suspends until the main queue has run everything enqueued before this call.
