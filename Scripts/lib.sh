@@ -281,7 +281,7 @@ kata_spec_hint() {
             inside = 0
         }
         { block = "" }
-    ' Tests/Chapter"$1"Tests/*.swift | sed 's/^[ \t]*\/\/ \{0,1\}//' | grep -v '^Covers:'
+    ' Tests/Chapter"$1"Tests/*.swift | sed 's/^[ \t]*\/\/ \{0,1\}//' | grep -vE '^(Covers|Paths):'
 }
 
 # Escapes $1 for a JSON string.

@@ -37,6 +37,13 @@ public enum Checks {
         if !undefined.isEmpty {
             problems.append("\(undefined.joined(separator: " ")) missing from the lesson's ## Claims")
         }
+        let classes = Set(PathClass.allCases.map(\.rawValue))
+        let unknown = specs.filter { !Set($0.paths).isSubset(of: classes) }.map(\.name)
+        if !unknown.isEmpty {
+            problems.append(
+                "a // Paths: line names a class other than \(PathClass.allCases.map(\.rawValue).joined(separator: ", ")): \(unknown.joined(separator: " "))"
+            )
+        }
         let cited = citedSections(in: specSources).filter { !lesson.sections.contains($0) }
         if !cited.isEmpty {
             problems.append(

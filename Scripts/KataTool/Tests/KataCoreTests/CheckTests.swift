@@ -81,7 +81,10 @@ struct CheckTests {
         let text = PathsDocument.render([(chapter, lesson, specs.reversed())])
         #expect(
             text.hasSuffix(
-                "\n## Chapter 99: Sample\n\n- **C1** One.\n  - first (OneSpecs)\n\n- **C2** Two.\n  - second (TwoSpecs)\n"
+                "\n## Chapter 99: Sample\n\n- **C1** One.\n  - first (OneSpecs)\n"
+                    + "  - path classes walked: none named; not yet: memory, reuse, values, interference, collaborators\n"
+                    + "\n- **C2** Two.\n  - second (TwoSpecs)\n"
+                    + "  - path classes walked: none named; not yet: memory, reuse, values, interference, collaborators\n"
             ))
     }
 }

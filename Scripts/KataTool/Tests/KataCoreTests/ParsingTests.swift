@@ -12,7 +12,7 @@ private func fixture(_ name: String) throws -> String {
 
 @Suite("Reading the curriculum's files")
 struct ParsingTests {
-    @Test("a spec's claims come from the Covers line right above its @Test, and its title from @Test")
+    @Test("a spec's claims and path classes come from the lines right above its @Test, its title from @Test")
     func specsAndTheirClaims() throws {
         let specs = SpecFile.specs(in: try fixture("SampleSpecs.swift"), file: "SampleSpecs")
         #expect(
@@ -22,7 +22,7 @@ struct ParsingTests {
                     file: "SampleSpecs"),
                 Spec(
                     name: "eachInput", title: "every input size ends on the right total", claims: ["C2"],
-                    file: "SampleSpecs"),
+                    file: "SampleSpecs", paths: ["values", "memory"]),
                 Spec(name: "uncovered", title: "a spec nobody covered", claims: [], file: "SampleSpecs"),
             ])
     }
