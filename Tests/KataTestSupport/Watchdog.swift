@@ -118,7 +118,8 @@ private final class Watch: @unchecked Sendable {  // every stored property is gu
             : "these specs did not end within \(seconds) s (the first one started first):\n"
         for spec in overdue {
             let name = spec.function.prefix { $0 != "(" }
-            text += "  ✘ \"\(spec.title)\"\n    alone: swift test --filter \"\(spec.module).*\(name)\"\n"
+            let chapter = spec.module.filter(\.isNumber)
+            text += "  ✘ \"\(spec.title)\"\n    alone: KATA_CHAPTER=\(chapter) swift test --filter \"\(spec.module).*\(name)\"\n"
         }
         text += """
             Something it called waits forever: a deadlock (a lock or a queue waiting on itself), \
