@@ -119,7 +119,8 @@ private final class Watch: @unchecked Sendable {  // every stored property is gu
         for spec in overdue {
             let name = spec.function.prefix { $0 != "(" }
             let chapter = spec.module.filter(\.isNumber)
-            text += "  ✘ \"\(spec.title)\"\n    alone: KATA_CHAPTER=\(chapter) swift test --filter \"\(spec.module).*\(name)\"\n"
+            text += "  ✘ \"\(spec.title)\"\n"
+            text += "    alone: KATA_CHAPTER=\(chapter) swift test --filter \"\(spec.module).*\(name)\"\n"
         }
         text += """
             Something it called waits forever: a deadlock (a lock or a queue waiting on itself), \
