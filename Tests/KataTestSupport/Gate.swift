@@ -3,11 +3,12 @@ import Foundation
 /// A one-shot barrier: code under test waits at it until the spec opens it.
 ///
 /// A waiter gives up after a bounded time, so a spec that fails never hangs the test process.
-public final class Gate: @unchecked Sendable {  // `isOpenNow` is only touched under `condition`
+public final class Gate: @unchecked Sendable {  // its state is only touched under `condition`
     /// A name used in failure messages.
     public let name: String
     private let condition = NSCondition()
     private var isOpenNow = false  // protected by condition
+    private var waiterGaveUp = false  // protected by condition
 
     /// Creates a closed gate called `name`.
     public init(_ name: String) {
@@ -27,13 +28,23 @@ public final class Gate: @unchecked Sendable {  // `isOpenNow` is only touched u
         condition.withLock { isOpenNow }
     }
 
+    /// Whether a waiter gave up before the gate opened. A spec that holds work at a gate asks it
+    /// before it judges: a hold that ran out let the work go on while the spec thought it held,
+    /// so what the spec saw afterwards proves nothing.
+    public var gaveUp: Bool {
+        condition.withLock { waiterGaveUp }
+    }
+
     /// Blocks until the gate opens or `timeout` passes; returns whether it opened.
     @discardableResult
     public func wait(timeout: Duration = Bound.standard) -> Bool {
         let deadline = Date.now.addingTimeInterval(timeout.timeInterval)
         return condition.withLock {
             while !isOpenNow {
-                if !condition.wait(until: deadline) { return isOpenNow }
+                if !condition.wait(until: deadline) {
+                    if !isOpenNow { waiterGaveUp = true }
+                    return isOpenNow
+                }
             }
             return true
         }
