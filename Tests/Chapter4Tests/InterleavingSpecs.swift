@@ -177,6 +177,14 @@ struct InterleavingSpecs {
             first, then check it, then start it, then release the claim. \
             \(lesson.see("Two threads, one operation"))
             """)
+        #expect(
+            second.value == true,
+            """
+            The second thread's perform(_:) found the operation claimed by a thread that was about \
+            to start it, and returned false ("not ready yet, try again later"). A claimed operation \
+            is handled by the thread that holds the claim: leave it alone and return true. \
+            \(lesson.see("Two threads, one operation"))
+            """)
     }
 
     // Look at ManualRunner.enqueue(_:on:) next to perform(_:): whether enqueue refuses an
