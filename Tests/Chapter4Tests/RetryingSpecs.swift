@@ -390,7 +390,7 @@ struct RetryingSpecs {
     enum Interval: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case zero = "a retryInterval of zero, which still leaves a millisecond between looks"
         case short = "a retryInterval of 5 ms"
-        case long = "a retryInterval of 25 ms"
+        case long = "a retryInterval of 15 ms"
 
         var testDescription: String { rawValue }
 
@@ -399,7 +399,7 @@ struct RetryingSpecs {
             switch self {
             case .zero: .zero
             case .short: .milliseconds(5)
-            case .long: .milliseconds(25)
+            case .long: .milliseconds(15)
             }
         }
 
@@ -407,8 +407,8 @@ struct RetryingSpecs {
         var atLeast: Duration { max(duration, .milliseconds(1)) }
     }
 
-    /// How long the looks at two waiting operations are counted.
-    static let lookWindow: Duration = Bound.scaled(.milliseconds(200))
+    /// How long the looks at two waiting operations are counted: eight of the longest interval.
+    static let lookWindow: Duration = Bound.scaled(.milliseconds(120))
 
     // Look at how ManualRunner.run(_:) schedules its retry: the interval it turns retryInterval
     // into (whole seconds lose every shorter one), and what a second run(_:) for the same
@@ -430,13 +430,13 @@ struct RetryingSpecs {
         }
         let handedOver = once.readinessChecks
         let looked = await waitUntil(
-            "the runner to look again at a waiting operation, twice",
+            "the runner to look again at a waiting operation",
             timeout: Chapter4Bound.retry + interval.duration * 2,
             hint: """
                 Nothing looked at it again after run(_:) returned. A Timer scheduled on a thread \
                 whose run loop never runs never fires. \(lesson.see("Retrying with a timer"))
                 """
-        ) { once.readinessChecks >= handedOver + 2 }
+        ) { once.readinessChecks > handedOver }
         guard looked else { return }
         let start = (twice: twice.readinessChecks, once: once.readinessChecks)
         let clock = ContinuousClock()
