@@ -11,7 +11,7 @@ public final class ManualRunner: @unchecked Sendable {
     private var finished = false
     private var waiting = 0
 
-    /// Creates a runner that looks again at a waiting operation every `retryInterval`.
+    /// Creates a runner that looks again at a waiting operation every `retryInterval` (1 ms at least).
     public init(retryInterval: Duration = .milliseconds(50)) {
         self.retryInterval = retryInterval
     }

@@ -15,10 +15,16 @@ public final class ManualRunner: @unchecked Sendable {  // `books` is only touch
     private struct Books {
         /// One repeating timer for each operation that was not ready when it was handed over.
         var retrying: [ObjectIdentifier: any DispatchSourceTimer] = [:]
-        /// The operations the runner put in a queue, kept until they finish.
-        var queued: [ObjectIdentifier: Operation] = [:]
+        /// The operations the runner put in a queue, held weakly: the queue owns them, and an
+        /// entry whose operation was freed is no one's, whatever object now has its address.
+        var queued: [ObjectIdentifier: Queued] = [:]
         /// The operations one thread is checking or starting right now; every other thread keeps off.
         var claimed: Set<ObjectIdentifier> = []
+    }
+
+    /// An operation the runner put in a queue, for as long as anything else keeps it.
+    private struct Queued {
+        weak var operation: Operation?
     }
 
     /// What one attempt to start an operation came to.
@@ -87,7 +93,8 @@ public final class ManualRunner: @unchecked Sendable {  // `books` is only touch
     public func enqueue(_ operation: Operation, on queue: OperationQueue) -> Bool {
         let key = ObjectIdentifier(operation)
         let accepted = lock.withLock {
-            guard books.retrying[key] == nil, books.queued[key] == nil, !books.claimed.contains(key)
+            guard books.retrying[key] == nil, books.queued[key]?.operation !== operation,
+                !books.claimed.contains(key)
             else { return false }
             books.claimed.insert(key)  // keeps every start by hand off while the checks run
             return true
@@ -96,7 +103,7 @@ public final class ManualRunner: @unchecked Sendable {  // `books` is only touch
         let startable = !operation.isExecuting && !operation.isFinished
         lock.withLock {
             books.claimed.remove(key)
-            if startable { books.queued[key] = operation }
+            if startable { books.queued[key] = Queued(operation: operation) }
         }
         if startable { queue.addOperation(operation) }
         return startable
@@ -117,7 +124,7 @@ public final class ManualRunner: @unchecked Sendable {  // `books` is only touch
         let key = ObjectIdentifier(operation)
         let claimed = lock.withLock { books.claimed.insert(key).inserted }
         guard claimed else { return .busy }
-        if operation.isExecuting || operation.isFinished || isQueued(key) {
+        if operation.isExecuting || operation.isFinished || isQueued(operation) {
             release(key)
             return .done  // someone else started it, or will: starting it again would trap
         }
@@ -146,8 +153,13 @@ public final class ManualRunner: @unchecked Sendable {  // `books` is only touch
         _ = lock.withLock { books.claimed.remove(key) }
     }
 
-    private func isQueued(_ key: ObjectIdentifier) -> Bool {
-        guard let operation = lock.withLock({ books.queued[key] }) else { return false }
+    private func isQueued(_ operation: Operation) -> Bool {
+        let key = ObjectIdentifier(operation)
+        let queued = lock.withLock {
+            books.queued = books.queued.filter { $0.value.operation != nil }  // forget freed ones
+            return books.queued[key]?.operation === operation
+        }
+        guard queued else { return false }
         if !operation.isFinished { return true }
         _ = lock.withLock { books.queued.removeValue(forKey: key) }  // the queue is done with it
         return false

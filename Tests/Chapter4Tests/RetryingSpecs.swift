@@ -121,7 +121,20 @@ struct RetryingSpecs {
         if waiting == .handedOverWhileChecked {
             defer { checker.mayGoOn.open() }
             guard await checker.holdInside(operation, on: runner) else { return nil }
-            runner.run(operation)
+            let ran = await callOnItsOwnThread(
+                "run(_:) called while perform(_:) on another thread was checking the operation",
+                hint: """
+                    run(_:) waited for another thread's look at the operation: a lock held across \
+                    the checks and start() holds up every caller for as long as any one operation \
+                    is checked or started. Hold the runner's lock for the bookkeeping only, never \
+                    across a look at the operation or its start(). \
+                    \(lesson.see("Two threads, one operation"))
+                    """
+            ) {
+                runner.run(operation)
+                return true
+            }
+            guard ran != nil else { return nil }
             checker.mayGoOn.open()
             let returned = await waitUntil(
                 "perform(_:) on the other thread to return once its look went on"
@@ -156,13 +169,38 @@ struct RetryingSpecs {
         let looksAtStart = other.readinessChecks
         var clockRan = false
         if inside {
-            clockRan = await waitUntil(
-                "the runner to look five more times at a second waiting operation, while another thread checked the first",
-                hint: """
-                    Nothing retried the second operation. A Timer scheduled on a thread whose run \
-                    loop never runs never fires. \(lesson.see("Retrying with a timer"))
+            clockRan = await comesTrue(within: Bound.standard) {
+                other.readinessChecks >= looksAtStart + 5
+            }
+        }
+        if inside && !clockRan {
+            // Tells a retry that stopped from one that waits for the other thread's look.
+            let looksWhileHeld = other.readinessChecks - looksAtStart
+            checker.mayGoOn.open()
+            let resumed = await comesTrue(within: Chapter4Bound.retry) {
+                other.readinessChecks > looksAtStart + looksWhileHeld
+            }
+            Issue.record(
+                resumed
+                    ? """
+                    While perform(_:) on another thread was inside its look at whether the first \
+                    operation was ready, the runner looked only \(looksWhileHeld) times in \
+                    \(Bound.standard.seconds) s at a second waiting operation, and looked again as \
+                    soon as that other thread's look went on: its retries waited for the other \
+                    thread. A lock held across the checks and start() (a lock around the whole \
+                    attempt) holds up every retry, and every caller, for as long as any one \
+                    operation is checked or started. Hold the runner's lock for the bookkeeping \
+                    only, never across a look at the operation or its start(). \
+                    \(lesson.see("Two threads, one operation"))
                     """
-            ) { other.readinessChecks >= looksAtStart + 5 }
+                    : """
+                    The runner had been retrying, but while perform(_:) on another thread was \
+                    checking the first operation it looked only \(looksWhileHeld) times in \
+                    \(Bound.standard.seconds) s at a second waiting operation, and not again once \
+                    that look went on: its retries stopped. A retry must keep looking at every \
+                    waiting operation, whatever another thread does with one of them. \
+                    \(lesson.see("Retrying with a timer"))
+                    """)
         }
         let waitingWhileChecked = runner.waitingCount
         checker.mayGoOn.open()
@@ -187,6 +225,25 @@ struct RetryingSpecs {
         return waitingWhileChecked == 2
     }
 
+    /// Hands a runner of its own an operation that never becomes ready, and waits for one more
+    /// look at it; returns whether runners of this kind retry at all. The cases that hold another
+    /// thread for long ask first, so that a runner that never retries fails in a retry's time.
+    static func retriesAtAll() async -> Bool {
+        let runner = ManualRunner(retryInterval: Self.interval)
+        let probe = ProbeOperation(readyWhen: { false })
+        runner.run(probe)
+        defer { probe.cancel() }  // the runner finishes it at its next look, and stops
+        let handedOver = probe.readinessChecks
+        return await waitUntil(
+            "the runner to look again at an operation that was not ready",
+            timeout: Chapter4Bound.retry,
+            hint: """
+                Nothing looked at it again after run(_:) returned. A Timer scheduled on a thread \
+                whose run loop never runs never fires. \(lesson.see("Retrying with a timer"))
+                """
+        ) { probe.readinessChecks > handedOver }
+    }
+
     // Look at ManualRunner.run(_:): the timer that should look at a waiting operation again,
     // as often as it takes, what it keeps while it waits and once it is done, what a look does
     // when another thread is checking the operation, and waitingCount. Lesson: "Retrying with
@@ -196,6 +253,9 @@ struct RetryingSpecs {
         "a waiting operation starts once, when it becomes ready, and retrying stops",
         arguments: Waiting.allCases)
     func startsWhenReady(waiting: Waiting) async throws {
+        if waiting == .checkedElsewhere || waiting == .handedOverWhileChecked {
+            guard await Self.retriesAtAll() else { return }
+        }
         let runner = ManualRunner(retryInterval: Self.interval)
         let starts = Protected(0)
         let runs = Protected(0)
@@ -324,6 +384,146 @@ struct RetryingSpecs {
             operation.runCount == 0,
             "The cancelled operation's work ran \(operation.runCount) times; it must not run. \(lesson.see("Cancelled operations"))"
         )
+    }
+
+    /// The retry intervals the look-counting spec gives the runner, from none at all to a long one.
+    enum Interval: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        case zero = "a retryInterval of zero, which still leaves a millisecond between looks"
+        case short = "a retryInterval of 5 ms"
+        case long = "a retryInterval of 15 ms"
+
+        var testDescription: String { rawValue }
+
+        /// The interval handed to the runner.
+        var duration: Duration {
+            switch self {
+            case .zero: .zero
+            case .short: .milliseconds(5)
+            case .long: .milliseconds(15)
+            }
+        }
+
+        /// The shortest time a runner may leave between two looks at one operation.
+        var atLeast: Duration { max(duration, .milliseconds(1)) }
+    }
+
+    /// How long the looks at two waiting operations are counted: eight of the longest interval.
+    static let lookWindow: Duration = Bound.scaled(.milliseconds(120))
+
+    // Look at how ManualRunner.run(_:) schedules its retry: the interval it turns retryInterval
+    // into (whole seconds lose every shorter one), and what a second run(_:) for the same
+    // operation adds. Lesson: "Retrying with a timer".
+    // Covers: C31
+    @Test(
+        "a waiting operation is looked at no more than once every retryInterval, however often it was handed over",
+        arguments: Interval.allCases)
+    func looksOncePerInterval(interval: Interval) async {
+        let runner = ManualRunner(retryInterval: interval.duration)
+        let twice = ProbeOperation(readyWhen: { false })  // only a cancel makes them ready
+        let once = ProbeOperation(readyWhen: { false })
+        runner.run(twice)
+        runner.run(twice)
+        runner.run(once)
+        defer {
+            twice.cancel()  // the runner finishes them at its next look, and stops
+            once.cancel()
+        }
+        let handedOver = once.readinessChecks
+        let looked = await waitUntil(
+            "the runner to look again at a waiting operation",
+            timeout: Chapter4Bound.retry + interval.duration * 2,
+            hint: """
+                Nothing looked at it again after run(_:) returned. A Timer scheduled on a thread \
+                whose run loop never runs never fires. \(lesson.see("Retrying with a timer"))
+                """
+        ) { once.readinessChecks > handedOver }
+        guard looked else { return }
+        let start = (twice: twice.readinessChecks, once: once.readinessChecks)
+        let clock = ContinuousClock()
+        let began = clock.now
+        // Measured against the time that really passed: the spec itself may be held up too.
+        let allowed = { (elapsed: Duration) in Int(elapsed / interval.atLeast * 1.25) + 3 }
+        let spun = await comesTrue(within: Self.lookWindow) {
+            once.readinessChecks - start.once > allowed(clock.now - began)
+        }
+        let looksOnce = once.readinessChecks - start.once
+        let looksTwice = twice.readinessChecks - start.twice
+        let elapsed = clock.now - began
+        let milliseconds = Int(elapsed / .milliseconds(1))
+        #expect(
+            !spun,
+            """
+            With \(interval.rawValue), the runner looked \(looksOnce) times in \(milliseconds) ms at \
+            an operation that was not ready (at most \(allowed(elapsed)) allowed): its timer fires \
+            far more often \
+            than every retryInterval. A Duration turned into whole seconds, or into a \
+            DispatchTimeInterval that drops its fraction, makes every interval under a second a \
+            timer that fires at once, again and again: a core spent on looks. Keep the \
+            fraction (nanoseconds), and never less than a millisecond. \
+            \(lesson.see("Retrying with a timer"))
+            """)
+        guard !spun else { return }
+        #expect(
+            looksTwice <= looksOnce + 2 + looksOnce / 8,
+            """
+            With \(interval.rawValue), in the same \(milliseconds) ms the runner looked \
+            \(looksTwice) times at an operation handed to run(_:) twice and \(looksOnce) times at \
+            one handed over once. A second run(_:) made a second retry for the same operation: \
+            every hand-over adds a timer's worth of looks. Keep one retry per operation, found by \
+            identity. \(lesson.see("Retrying with a timer"))
+            """)
+    }
+
+    /// Hands `operation` to a runner that nobody keeps once this returns; returns a weak
+    /// reference to that runner.
+    static func runOnARunnerLetGo(_ operation: Operation) -> WeakReference<ManualRunner> {
+        let runner = ManualRunner(retryInterval: Self.interval)
+        runner.run(operation)
+        return WeakReference(runner)
+    }
+
+    // Look at what ManualRunner.run(_:)'s retry holds, and what the runner does with its
+    // retries when its last owner lets go of it. Lesson: "Retrying with a timer".
+    // Covers: C31
+    @Test(
+        "an operation still waiting when the caller lets go of the runner is started once ready, and the runner is freed afterwards"
+    )
+    func waitingOutlivesTheRunner() async {
+        let ready = Protected(false)
+        let runs = Protected(0)
+        let operation = ProbeOperation(readyWhen: { ready.value }, work: { runs.withValue { $0 += 1 } })
+        let runner = Self.runOnARunnerLetGo(operation)
+        ready.withValue { $0 = true }
+        let started = await waitUntil(
+            "the operation to start once ready, after the caller let go of the runner",
+            timeout: Chapter4Bound.retry,
+            hint: """
+                Nothing retried it. A Timer scheduled on a thread whose run loop never runs never \
+                fires. \(lesson.see("Retrying with a timer"))
+                """,
+            givingUpWhen: {
+                runner.value == nil && runs.value == 0
+                    ? """
+                    the runner was freed as soon as the caller let go of it, and its retries went \
+                    with it: run(_:) promised to start the operation once ready, and nobody will. \
+                    Let each retry keep the runner (capture it strongly) until its operation has \
+                    started or finished; the runner is freed after the last one. \
+                    \(lesson.see("Retrying with a timer"))
+                    """ : nil
+            }
+        ) { runs.value == 1 }
+        defer { operation.cancel() }
+        guard started else { return }
+        await waitUntil(
+            "the runner to be freed once its last retry ended, since nobody else held it",
+            hint: """
+                The operation has run, yet something still holds the runner: a retry that was \
+                never stopped (a timer not cancelled keeps its handler, and the handler the \
+                runner), or a cycle between the runner and something it keeps that no stop \
+                breaks. Once an operation has started, cancel its retry and forget it. \
+                \(lesson.see("Retrying with a timer"))
+                """
+        ) { runner.value == nil }
     }
 
     /// When the operation is handed to the runner a second time.

@@ -33,7 +33,7 @@ final class ProbeOperation: Operation, @unchecked Sendable {  // its state lives
 
     /// Creates a probe that runs `work` in `main` and calls `onStart` with the count of each start.
     ///
-    /// It is ready when its dependencies have finished and `readyWhen` says so.
+    /// It is ready when its dependencies have finished and `readyWhen` says so, or once cancelled.
     init(
         readyWhen: @escaping @Sendable () -> Bool = { true },
         onStart: @escaping @Sendable (Int) -> Void = { _ in },
@@ -58,7 +58,7 @@ final class ProbeOperation: Operation, @unchecked Sendable {  // its state lives
 
     override var isReady: Bool {
         readinessReads.withValue { $0 += 1 }
-        return super.isReady && readyWhen()
+        return super.isReady && (isCancelled || readyWhen())  // cancelled is ready, as Foundation's are
     }
 
     override func start() {

@@ -87,6 +87,59 @@ struct WaitingSpecs {
             """)
     }
 
+    /// How long a spec gives `wait(for:)` to return too early, before it lets the operation start.
+    static let earlyWindow: Duration = Bound.scaled(.milliseconds(50))
+
+    // Look at ManualRunner.wait(for:) for an operation that nobody has started yet: one that
+    // run(_:) is still retrying. Lesson: "Waiting without spinning".
+    // Covers: C33
+    @Test("wait(for:) on an operation that run(_:) starts only later returns once it has finished")
+    func waitingForOneNotStartedYet() async {
+        let runner = ManualRunner(retryInterval: Chapter4Bound.retryInterval)
+        let ready = Protected(false)
+        let operation = ProbeOperation(readyWhen: { ready.value })
+        runner.run(operation)
+        let waiting = Gate("the waiter")
+        let finishedOnReturn = Protected<Bool?>(nil)
+        Thread.detachNewThread {
+            waiting.open()
+            runner.wait(for: operation)
+            finishedOnReturn.withValue { $0 = operation.isFinished }
+        }
+        defer {
+            if !operation.isFinished {  // lets a waiter that loops on isFinished end
+                operation.cancel()
+                operation.start()
+            }
+        }
+        await waitUntil("the waiting thread to begin") { waiting.isOpen }
+        _ = await comesTrue(within: Self.earlyWindow) { finishedOnReturn.value != nil }
+        ready.withValue { $0 = true }
+        let returned = await waitUntil(
+            "wait(for:) to return once the operation, which run(_:) started when it became ready, had finished",
+            timeout: Chapter4Bound.retry,
+            hint: operation.isFinished
+                ? """
+                The operation finished, but wait(for:) did not return. \
+                \(lesson.see("Waiting without spinning"))
+                """
+                : """
+                Nothing started the operation once it was ready. A Timer scheduled on a thread \
+                whose run loop never runs never fires. \(lesson.see("Retrying with a timer"))
+                """
+        ) { finishedOnReturn.value != nil }
+        guard returned, let finished = finishedOnReturn.value else { return }
+        #expect(
+            finished,
+            """
+            wait(for:) returned while the operation had not finished: run(_:) was still waiting \
+            for it to become ready, so nobody had started it yet. "Not started yet" is not "nothing \
+            to wait for": wait(for:) returns once the operation has finished, whoever starts it \
+            and whenever. waitUntilFinished() does exactly that. \
+            \(lesson.see("Waiting without spinning"))
+            """)
+    }
+
     /// The duration in whole milliseconds, for messages.
     static func milliseconds(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components

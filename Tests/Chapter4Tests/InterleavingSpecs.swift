@@ -1,0 +1,229 @@
+import Chapter4
+import Foundation
+import KataTestSupport
+import Testing
+
+/// A ready, non-concurrent operation that lets a rival call in between a runner's look at one of
+/// its states and what the runner does next.
+///
+/// The first time the racing thread reads the watched getter and gets the answer that allows the
+/// act ("ready", or "not finished"), the getter runs the rival to its end before it returns that
+/// answer: exactly what a second thread does when it lands between a check and the act. A runner
+/// that claimed the operation before its look keeps the rival off; one that holds its lock across
+/// the look keeps it waiting, and the racing thread goes on after a short bound.
+final class WindowedOperation: Operation, @unchecked Sendable {  // its state lives in Protected boxes
+    /// The getter whose answer opens the window.
+    enum Watched: Sendable {
+        case isReady
+        case isFinished
+    }
+
+    private let window: RaceWindow
+    private let watched: Watched
+    private let starts = Protected<[ObjectIdentifier]>([])
+    private let runs = Protected(0)
+
+    init(window: RaceWindow, watching watched: Watched) {
+        self.window = window
+        self.watched = watched
+    }
+
+    /// The threads `start()` was called from, in order.
+    var startedFrom: [ObjectIdentifier] { starts.value }
+
+    /// How many times the work ran.
+    var runCount: Int { runs.value }
+
+    override var isReady: Bool {
+        let ready = super.isReady
+        if watched == .isReady && ready { window.checked() }
+        return ready
+    }
+
+    override var isFinished: Bool {
+        let finished = super.isFinished
+        if watched == .isFinished && !finished { window.checked() }
+        return finished
+    }
+
+    override func start() {
+        let count = starts.withValue { threads in
+            threads.append(currentThreadIdentity())
+            return threads.count
+        }
+        if count > 1 { return }  // Foundation would do nothing, or stop the program: the spec reports it
+        super.start()
+    }
+
+    override func main() {
+        runs.withValue { $0 += 1 }
+    }
+}
+
+/// Scenarios run in a child process: one thread's call lands between another's check and act,
+/// and an operation started twice, or started while in a queue, stops the program.
+enum Interference {
+    /// `perform(_:)` on one thread is between its look at `isReady` and its `start()` when
+    /// another thread hands the same operation to `enqueue(_:on:)`.
+    static func enqueuedWhileClaimed() {
+        let runner = ManualRunner(retryInterval: Chapter4Bound.retryInterval)
+        let queue = OperationQueue()
+        let window = RaceWindow()
+        let operation = WindowedOperation(window: window, watching: .isReady)
+        let performed = Protected<Bool?>(nil)
+        let enqueued = Protected<Bool?>(nil)
+        LastWords.note(
+            "claimedThenEnqueued",
+            """
+            The program stopped after enqueue(_:on:) was handed an operation that perform(_:) on \
+            another thread had already checked and was about to start: the queue got it too, \
+            and the operation was started twice, or started by hand while it sat in a queue.
+            """)
+        window.race(
+            { performed.withValue { $0 = runner.perform(operation) } },
+            against: { enqueued.withValue { $0 = runner.enqueue(operation, on: queue) } })
+        guard settles(within: Bound.standard, { performed.value != nil && enqueued.value != nil }) else {
+            LastWords.fail(
+                "claimedThenEnqueued",
+                "perform(_:) and enqueue(_:on:) on two threads did not both return within \(Bound.standard.seconds) s.")
+        }
+        if enqueued.value == true || operation.startedFrom.count > 1 {
+            LastWords.fail(
+                "claimedThenEnqueued",
+                """
+                perform(_:) on another thread had looked at the operation and was about to start \
+                it, and enqueue(_:on:) meanwhile returned \(enqueued.value == true) \
+                (start() was called \(operation.startedFrom.count) times). An operation that \
+                another thread has claimed is that thread's: enqueue(_:on:) must refuse it, or the \
+                queue and the other thread both start it.
+                """)
+        }
+    }
+
+    /// `enqueue(_:on:)` on one thread is between its look at `isFinished` and `addOperation`
+    /// when another thread hands the same operation to `perform(_:)`.
+    static func performedWhileEnqueueChecks() {
+        let runner = ManualRunner(retryInterval: Chapter4Bound.retryInterval)
+        let queue = OperationQueue()
+        let window = RaceWindow()
+        let operation = WindowedOperation(window: window, watching: .isFinished)
+        let performed = Protected<Bool?>(nil)
+        let enqueued = Protected<Bool?>(nil)
+        LastWords.note(
+            "enqueueCheckRaced",
+            """
+            The program stopped after perform(_:) on another thread ran an operation that \
+            enqueue(_:on:) had already checked and was about to add to a queue: a queue was \
+            given an operation that was started by hand, or it was started twice.
+            """)
+        window.race(
+            { enqueued.withValue { $0 = runner.enqueue(operation, on: queue) } },
+            against: { performed.withValue { $0 = runner.perform(operation) } })
+        guard settles(within: Bound.standard, { performed.value != nil && enqueued.value != nil }) else {
+            LastWords.fail(
+                "enqueueCheckRaced",
+                "enqueue(_:on:) and perform(_:) on two threads did not both return within \(Bound.standard.seconds) s.")
+        }
+        if enqueued.value == true {
+            _ = settles(within: Bound.standard) { operation.isFinished }  // the queue runs it
+        }
+        if operation.startedFrom.count != 1 {
+            LastWords.fail(
+                "enqueueCheckRaced",
+                """
+                enqueue(_:on:) had looked at the operation and was about to add it to a queue \
+                when perform(_:) on another thread got it; enqueue returned \(enqueued.value == true), \
+                and start() was called \(operation.startedFrom.count) times. Claim the operation \
+                in enqueue(_:on:) too, before its checks, and release the claim only once it is \
+                in the queue: a perform(_:) that finds it claimed leaves it alone.
+                """)
+        }
+    }
+}
+
+@Suite("A call that lands between another thread's check and act changes nothing")
+struct InterleavingSpecs {
+    // Look at where ManualRunner takes its claim in perform(_:) and in the retries: before the
+    // checks, or only after them. Lesson: "Two threads, one operation".
+    // Covers: C27, C28
+    @Test(
+        "a perform(_:) that lands between another perform(_:)'s look at isReady and its start() leaves the operation alone"
+    )
+    func claimComesBeforeTheChecks() async {
+        let runner = ManualRunner(retryInterval: Chapter4Bound.retryInterval)
+        let window = RaceWindow()
+        let operation = WindowedOperation(window: window, watching: .isReady)
+        let first = Protected<Bool?>(nil)
+        let second = Protected<Bool?>(nil)
+        window.race(
+            { first.withValue { $0 = runner.perform(operation) } },
+            against: { second.withValue { $0 = runner.perform(operation) } })
+        let returned = await waitUntil(
+            "perform(_:) on both threads to return",
+            hint: """
+                One of the calls waited for the other's work. Hold the runner's lock for the \
+                bookkeeping only, never across start(). \(lesson.see("Two threads, one operation"))
+                """
+        ) { first.value != nil && second.value != nil }
+        guard returned else { return }
+        #expect(
+            operation.startedFrom.count == 1 && operation.runCount == 1,
+            """
+            One thread's perform(_:) had found the operation ready and was about to start it when \
+            a second thread's perform(_:) got it; start() was called \
+            \(operation.startedFrom.count) times (the work ran \(operation.runCount) times). \
+            The second call started it, then the first started it again on the strength of its \
+            old look: a claim taken after the checks comes too late. Claim the operation \
+            first, then check it, then start it, then release the claim. \
+            \(lesson.see("Two threads, one operation"))
+            """)
+        #expect(
+            second.value == true,
+            """
+            The second thread's perform(_:) found the operation claimed by a thread that was about \
+            to start it, and returned false ("not ready yet, try again later"). A claimed operation \
+            is handled by the thread that holds the claim: leave it alone and return true. \
+            \(lesson.see("Two threads, one operation"))
+            """)
+    }
+
+    // Look at ManualRunner.enqueue(_:on:) next to perform(_:): whether enqueue refuses an
+    // operation another thread has claimed, and whether it claims the operation itself while it
+    // checks it. Lessons: "Two threads, one operation", "Who owns an operation".
+    // Covers: C27, C34
+    @Test("enqueue(_:on:) refuses an operation perform(_:) has claimed")
+    func enqueueRefusesAClaimedOperation() async {
+        LastWords.forget("claimedThenEnqueued")
+        let outcome = await #expect(
+            processExitsWith: .success,
+            """
+            The child process should end normally. It stopped: enqueue(_:on:) took an operation \
+            that perform(_:) on another thread had claimed, and both started it. \
+            \(lesson.see("Who owns an operation"))
+            """
+        ) {
+            Interference.enqueuedWhileClaimed()
+        }
+        LastWords.explain("claimedThenEnqueued", outcome)
+    }
+
+    // Look at ManualRunner.enqueue(_:on:): whether it claims the operation before it checks
+    // that nobody started it, and keeps the claim until the operation is in the queue.
+    // Lessons: "Two threads, one operation", "Who owns an operation".
+    // Covers: C27, C34
+    @Test("a perform(_:) that lands between enqueue(_:on:)'s check and addOperation leaves the operation to the queue")
+    func enqueueClaimsWhileItChecks() async {
+        LastWords.forget("enqueueCheckRaced")
+        let outcome = await #expect(
+            processExitsWith: .success,
+            """
+            The child process should end normally. It stopped: perform(_:) on another thread \
+            started an operation that enqueue(_:on:) had checked and then added to a queue. \
+            \(lesson.see("Who owns an operation"))
+            """
+        ) {
+            Interference.performedWhileEnqueueChecks()
+        }
+        LastWords.explain("enqueueCheckRaced", outcome)
+    }
+}
