@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("The runner keeps an operation only while it is responsible for it")
+@Suite("The runner keeps an operation only while it is responsible for it", .watched)
 struct BookkeepingSpecs {
     /// How an operation's time with the runner ends.
     enum Exit: String, CaseIterable, CustomTestStringConvertible, Sendable {

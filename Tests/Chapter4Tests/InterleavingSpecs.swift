@@ -141,7 +141,7 @@ enum Interference {
     }
 }
 
-@Suite("A call that lands between another thread's check and act changes nothing")
+@Suite("A call that lands between another thread's check and act changes nothing", .watched)
 struct InterleavingSpecs {
     // Look at where ManualRunner takes its claim in perform(_:) and in the retries: before the
     // checks, or only after them. Lesson: "Two threads, one operation".
