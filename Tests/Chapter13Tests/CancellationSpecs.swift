@@ -298,6 +298,65 @@ extension CancellationSpecs {
     }
 }
 
+extension CancellationSpecs {
+    // Look at `take()` when the task that asks for a slot is already cancelled and a slot is
+    // free: how many times does it resume the copy waiting in it? Lesson: "Cancellation follows
+    // the tree, and stops at an unstructured task".
+    // Covers: C96
+    @Test(
+        "an import cancelled as its first copy begins, before most copies have asked for a slot, ends in CancellationError"
+    )
+    func cancelledWhileItsCopiesStillAskForSlots() async {
+        let outcome = await #expect(
+            processExitsWith: .success,
+            """
+            The child process stopped: a copy whose task was already cancelled asked for a slot while \
+            one was free. A continuation resumed twice, with CancellationError and with the slot, \
+            stops the program.
+            \(lesson.see("Cancellation follows the tree, and stops at an unstructured task"))
+            """
+        ) {
+            await CancellationSpecs.cancelAsTheFirstCopyBegins()
+        }
+        LastWords.explain(outcome)
+    }
+
+    /// Calls cancelAll() from inside the first copy of an import of 200 photos, 50 at a time:
+    /// most of its copies ask for a slot only afterwards, already cancelled, while slots are
+    /// free. Runs in an exit test, since code that resumes a continuation twice traps.
+    static func cancelAsTheFirstCopyBegins() async {
+        let names = (1...200).map { "p\($0)" }
+        let card = Card(holding: Set(names))
+        defer { card.releaseAll() }
+        let importer = Importer(card: card, width: 50)
+        let hint = lesson.see("Cancellation follows the tree, and stops at an unstructured task")
+        let once = Protected(false)
+        card.whenBegun.withValue {
+            $0 = { _ in
+                guard
+                    once.withValue({ done in
+                        defer { done = true }; return !done
+                    })
+                else { return }
+                importer.cancelAll()
+            }
+        }
+        let running = RunningImport(importer, names)
+        guard
+            await waitUntil(
+                "the import to end after cancelAll()", timeout: patience,
+                hint: "The card saw \(card.began.count) copies begin. \(hint)", { running.result != nil })
+        else { return }
+        #expect(
+            running.threwCancellation,
+            """
+            cancelAll() was called as the first copy began; the import \(running.ending), and \
+            \(card.began.count) of its \(names.count) copies began. Expected CancellationError.
+            \(hint)
+            """)
+    }
+}
+
 /// Two imports on one importer of width 2: a, under way, and c and d, one of them under way and
 /// the other waiting for a slot; every copy is held until the card releases it.
 private struct TwoImportsUnderWay {
