@@ -29,7 +29,15 @@ struct ProgressSpecs {
         // they end, not the photo's place in the list. The first reports are due while two
         // photos still wait for a slot.
         for copied in names.indices {
-            guard let name = card.running.last else { break }
+            // The next copy may begin only after the last report: an operation queue starts it
+            // once the operation that ended has finished. Only the spec ends a copy.
+            guard
+                await waitUntil(
+                    "copy number \(copied + 1) to be under way", hint: hint,
+                    givingUpWhen: { running.result.map { _ in "the import \(running.ending)" } },
+                    { !card.running.isEmpty })
+            else { return }
+            let name = card.running.last!
             card.release(name)
             guard
                 await waitUntil(
