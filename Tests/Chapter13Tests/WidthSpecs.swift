@@ -112,7 +112,7 @@ struct WidthSpecs {
         // to copy; copies suspend a few times while they copy, so that copies overlap. A slot
         // counted free before its waiter runs broke the width by round 11 in each of 10 runs with
         // the other core busy.
-        let rounds = 100
+        let rounds = 60
         for round in 1...rounds {
             let card = Card(steps: 5)
             let importer = Importer(card: card, width: 2)
