@@ -57,26 +57,32 @@ struct LifetimeSpecs {
                 givingUpWhen: { failed.value.map { "it \($0)" } }, { photos.value != nil })
         else { return }
         card.fail("x") { DamagedSector() }
-        let fault: WeakReference<DamagedSector>
-        do {
-            _ = try await importer?.importAll(["x"], progress: { _, _ in })
-            Issue.record(
-                "The import of x returned, though the card failed its copy. \(lesson.see("An error ends the group"))")
-            return
-        } catch let thrown as DamagedSector {
-            fault = WeakReference(thrown)
-        } catch {
-            Issue.record(
-                "The import of x threw “\(error)”, not the card's error. \(lesson.see("An error ends the group"))")
-            return
+        // A weak reference to the error the next import throws, taken in a task of its own so
+        // that an import that never ends costs only a bounded wait.
+        let fault = Protected<WeakReference<DamagedSector>?>(nil)
+        let other = Protected<String?>(nil)
+        Task { [importer] in
+            do {
+                _ = try await importer?.importAll(["x"], progress: { _, _ in })
+                other.withValue { $0 = "returned, though the card failed its copy" }
+            } catch let thrown as DamagedSector {
+                fault.withValue { $0 = WeakReference(thrown) }
+            } catch {
+                other.withValue { $0 = "threw “\(error)”, not the card's error" }
+            }
         }
-        let letGo = await comesTrue(within: patience) { photos.value?.value == nil && fault.value == nil }
+        guard
+            await waitUntil(
+                "the import of x to throw the card's error", hint: lesson.see("An error ends the group"),
+                givingUpWhen: { other.value.map { "it \($0)" } }, { fault.value != nil })
+        else { return }
+        let letGo = await comesTrue(within: patience) { photos.value?.value == nil && fault.value?.value == nil }
         #expect(
             letGo,
             """
             Two imports had ended, one returning a and b, one throwing the card's error; \
             \(patience.seconds) s later the importer still kept \
-            \([photos.value?.value.map { _ in "the photos" }, fault.value.map { _ in "the error" }].compactMap { $0 }.joined(separator: " and ")). \
+            \([photos.value?.value.map { _ in "the photos" }, fault.value?.value.map { _ in "the error" }].compactMap { $0 }.joined(separator: " and ")). \
             Each import's task keeps its result until it is let go: an importer that records its \
             imports where cancelAll() can find them must remove each one as it ends, on every \
             path (a defer does), or it keeps every import it ever ran.
