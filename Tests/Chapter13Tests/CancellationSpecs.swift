@@ -81,7 +81,8 @@ struct CancellationSpecs {
     // under way? Lesson: "Cancelling from outside the tree".
     // Covers: C97
     @Test(
-        "cancelAll() reaches every import under way: copies under way stop, none starts, each throws CancellationError")
+        "cancelAll() reaches every import under way: copies under way stop, none starts, each throws CancellationError; a later import runs"
+    )
     func cancelAllReachesEveryImport() async {
         let hint = lesson.see("Cancelling from outside the tree")
         guard let imports = await TwoImportsUnderWay.start(hint: hint) else { return }
@@ -98,6 +99,18 @@ struct CancellationSpecs {
             cancelled, \(waiting), still waiting for a slot, never begun, and both imports to throw \
             CancellationError. The card saw \(card.events.timeline); the imports \(first.ending) and \
             \(second.ending).
+            \(hint)
+            """)
+        // The importer is not used up: an import asked for afterwards runs as any other.
+        let later = RunningImport(imports.importer, ["e"])
+        guard await waitUntil("the import asked for after cancelAll() to end", hint: hint, { later.result != nil })
+        else { return }
+        #expect(
+            later.ending == "returned e",
+            """
+            An import asked for once cancelAll() had done its work \(later.ending). cancelAll() stops \
+            the imports under way when it is called, not the ones asked for later: a "cancelled" \
+            mark kept by the importer and never cleared leaves it useless for good.
             \(hint)
             """)
     }
@@ -164,10 +177,12 @@ struct CancellationSpecs {
         let hint = lesson.see("Cancelling from outside the tree")
         // A new task can begin copying before the line after the one that made it has run, on a
         // busy machine more often: each round calls cancelAll() from inside the first copy, the
-        // earliest moment at which there is an import under way to reach. Other specs running
-        // at the same time make that rarer, and they take longer on a slower machine: the number
-        // of rounds grows with the time scale.
-        let rounds = Int(1000 * Bound.scale)
+        // earliest moment at which there is an import under way to reach. An import recorded
+        // on the line after it was made missed it by round 10 in each of 10 runs of this spec
+        // alone with the other core busy, and by round 94 in the whole chapter, where other specs
+        // keep the threads busy; rounds take longer on a slower machine, so their number grows
+        // with the time scale.
+        let rounds = Int(300 * Bound.scale)
         for round in 1...rounds {
             let card = Card()
             let importer = Importer(card: card, width: 2)
@@ -178,13 +193,22 @@ struct CancellationSpecs {
                 return
             }
             guard running.threwCancellation, !card.saw("a copied") else {
+                let cause =
+                    running.threwCancellation
+                    ? """
+                    cancelAll() reached the import, which threw CancellationError, but not the copy \
+                    under way, which ran to its end. A copy under way is cancelled, not left to \
+                    finish: cancel the task whose children copy, and the cancel reaches each of them.
+                    """
+                    : """
+                    cancelAll() found no import to stop. The import's task can begin copying as soon \
+                    as it is made; record it in the same critical section that makes it.
+                    """
                 Issue.record(
                     """
                     In round \(round) of \(rounds), cancelAll() was called as the copy of a began; the card saw \
                     \(card.events.timeline), and the import \(running.ending). Expected the copy to be \
-                    cancelled and the import to throw CancellationError: cancelAll() found no import to \
-                    stop. The import's task can begin copying as soon as it is made; record it in the \
-                    same critical section that makes it.
+                    cancelled and the import to throw CancellationError. \(cause)
                     \(hint)
                     """)
                 return
@@ -226,6 +250,113 @@ struct CancellationSpecs {
         card.releaseAll()
         await waitUntil("the first import to end", hint: hint) { first.result != nil }
         #expect(first.ending == "returned a1, a2", "The first import \(first.ending). \(hint)")
+    }
+}
+
+extension CancellationSpecs {
+    // Look at what the cancellation handler of a copy waiting for a slot ends: that copy's wait,
+    // or the wait of whichever copy is first in line? Lesson: "Cancellation follows the tree,
+    // and stops at an unstructured task".
+    // Covers: C96
+    @Test(
+        "an import cancelled while its copy waits behind another import's ends alone: the copy ahead still gets its slot"
+    )
+    func cancellingOneWaitingImportLeavesTheOthers() async {
+        let card = Card(holding: ["a", "b", "c"])
+        defer { card.releaseAll() }
+        let importer = Importer(card: card, width: 1)
+        let hint = lesson.see("Cancellation follows the tree, and stops at an unstructured task")
+        let first = RunningImport(importer, ["a"])
+        guard
+            await waitUntil(
+                "the copy of a to take the only slot", hint: hint, givingUpWhen: beyond(1, on: card),
+                { card.saw("a began") })
+        else { return }
+        // b, then c, wait for the slot a holds: each is given a moment to get in line.
+        let second = RunningImport(importer, ["b"])
+        _ = await comesTrue(within: window) { card.saw("b began") }
+        let third = RunningImport(importer, ["c"])
+        _ = await comesTrue(within: window) { card.saw("c began") }
+        third.task.cancel()
+        let ended = await comesTrue(within: patience) { third.result != nil }
+        card.releaseAll()
+        guard
+            await waitUntil(
+                "every import to end once a was copied", hint: "The card saw \(card.events.timeline). \(hint)",
+                { first.result != nil && second.result != nil && third.result != nil })
+        else { return }
+        #expect(
+            ended && third.threwCancellation && !card.saw("c began") && second.ending == "returned b"
+                && first.ending == "returned a",
+            """
+            Three imports shared a width of 1: a copied, b waited for the slot, and c waited behind \
+            it. Only the import of c was cancelled: expected it to throw CancellationError at once \
+            without copying, and the other two to return their photos. The import of c \
+            \(ended ? "" : "took longer than \(patience.seconds) s and ")\(third.ending), the import of b \
+            \(second.ending), the import of a \(first.ending); the card saw \(card.events.timeline). A \
+            cancelled copy ends its own wait, and leaves every other copy's place in line alone.
+            \(hint)
+            """)
+    }
+}
+
+extension CancellationSpecs {
+    // Look at `take()` when the task that asks for a slot is already cancelled and a slot is
+    // free: how many times does it resume the copy waiting in it? Lesson: "Cancellation follows
+    // the tree, and stops at an unstructured task".
+    // Covers: C96
+    @Test(
+        "an import cancelled as its first copy begins, before most copies have asked for a slot, ends in CancellationError"
+    )
+    func cancelledWhileItsCopiesStillAskForSlots() async {
+        let outcome = await #expect(
+            processExitsWith: .success,
+            """
+            The child process stopped: a copy whose task was already cancelled asked for a slot while \
+            one was free. A continuation resumed twice, with CancellationError and with the slot, \
+            stops the program.
+            \(lesson.see("Cancellation follows the tree, and stops at an unstructured task"))
+            """
+        ) {
+            await CancellationSpecs.cancelAsTheFirstCopyBegins()
+        }
+        LastWords.explain(outcome)
+    }
+
+    /// Calls cancelAll() from inside the first copy of an import of 200 photos, 50 at a time:
+    /// most of its copies ask for a slot only afterwards, already cancelled, while slots are
+    /// free. Runs in an exit test, since code that resumes a continuation twice traps.
+    static func cancelAsTheFirstCopyBegins() async {
+        let names = (1...200).map { "p\($0)" }
+        let card = Card(holding: Set(names))
+        defer { card.releaseAll() }
+        let importer = Importer(card: card, width: 50)
+        let hint = lesson.see("Cancellation follows the tree, and stops at an unstructured task")
+        let once = Protected(false)
+        card.whenBegun.withValue {
+            $0 = { _ in
+                guard
+                    once.withValue({ done in
+                        defer { done = true }; return !done
+                    })
+                else { return }
+                importer.cancelAll()
+            }
+        }
+        let running = RunningImport(importer, names)
+        guard
+            await waitUntil(
+                "the import to end after cancelAll()", timeout: patience,
+                hint: "The card saw \(card.began.count) copies begin. \(hint)", givingUpWhen: beyond(50, on: card),
+                { running.result != nil })
+        else { return }
+        #expect(
+            running.threwCancellation,
+            """
+            cancelAll() was called as the first copy began; the import \(running.ending), and \
+            \(card.began.count) of its \(names.count) copies began. Expected CancellationError.
+            \(hint)
+            """)
     }
 }
 

@@ -31,7 +31,7 @@ final class Card: PhotoCard, @unchecked Sendable {  // `state` only under `lock`
         var running: [String] = []
         var peak = 0
         var priorities: [String: TaskPriority] = [:]
-        var failing: Set<String> = []
+        var failing: [String: @Sendable () -> any Error] = [:]
     }
 
     private let lock = NSLock()
@@ -75,7 +75,7 @@ final class Card: PhotoCard, @unchecked Sendable {  // `state` only under `lock`
                 }
             }
             if stubborn.contains(name), Task.isCancelled { events.record("\(name) saw the cancellation") }
-            if lock.withLock({ state.failing.contains(name) }) { throw UnreadablePhoto(name: name) }
+            if let error = lock.withLock({ state.failing[name] }) { throw error() }
             if !stubborn.contains(name) { try Task.checkCancellation() }
         } catch {
             events.record("\(name) \(error is CancellationError ? "cancelled" : "failed")")
@@ -94,7 +94,13 @@ final class Card: PhotoCard, @unchecked Sendable {  // `state` only under `lock`
 
     /// Lets the copy of `name` end, now or as soon as it begins, with the card's error.
     func fail(_ name: String) {
-        lock.withLock { _ = state.failing.insert(name) }
+        fail(name) { UnreadablePhoto(name: name) }
+    }
+
+    /// Lets the copy of `name` end, now or as soon as it begins, with an error `error` makes;
+    /// the card keeps nothing of what it threw.
+    func fail(_ name: String, with error: @escaping @Sendable () -> any Error) {
+        lock.withLock { state.failing[name] = error }
         holds.release(name)
     }
 
@@ -178,4 +184,14 @@ func beyond(_ width: Int, on card: Card) -> () -> String? {
             ? "\(card.peak) copies ran at once with a width of \(width) (\(card.began.joined(separator: ", ")) began), so this spec cannot go on; see “no more copies run at once than the width”"
             : nil
     }
+}
+
+/// The object that stores an array's elements, for a spec that watches, through a weak
+/// reference, whether anything but the spec still keeps an import's photos.
+///
+/// An array is one reference to its storage; copies of it share that storage until one of them
+/// changes, so the photos an import returned are stored where its task keeps its result.
+func storage(of photos: [Photo]) -> AnyObject {
+    precondition(!photos.isEmpty, "an empty array has no storage of its own")
+    return unsafeBitCast(photos, to: AnyObject.self)
 }
