@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("A finished import leaves nothing behind")
+@Suite("A finished import leaves nothing behind", .watched)
 struct LifetimeSpecs {
     /// An error the card throws that is an object, so that the spec can see whether anything
     /// still keeps it once the import that threw it has ended.

@@ -5,10 +5,10 @@ import Testing
 /// Keeps the main queue, and with it the main actor, busy for a spec, and says whether it still
 /// was when the spec judged.
 ///
-/// `MainQueue.hold(until:then:)` lets the queue go by itself after `Bound.standard`, the same
-/// bound as a spec's own wait, so a spec that waits for something while the queue is held could
-/// see the hold end first and judge code it never tested. This hold lasts `bound` (by default
-/// four times the standard wait), and `isInForce` tells the spec whether it still lasted. Run a
+/// Where `MainQueue.hold(until:then:)` runs a block of the spec's once the hold ends, this one
+/// only holds: a spec that waits for something while the queue is held must not see the hold
+/// end first and judge code it never tested. It lasts `bound` (by default four times the
+/// standard wait), and `isInForce` tells the spec whether it still lasted. Run a
 /// spec that holds the main queue in an exit test: a held main actor delays every other spec of
 /// the process that reports progress, whatever that spec checks.
 public final class HeldMainQueue: Sendable {
