@@ -74,60 +74,70 @@ enum Preflight {
             start(build.plan) { returned.withValue { $0 += 1 } }
         }
         // A start() that blocks is left to the spec, which bounds it itself.
-        _ = settles(within: briefly) { returned.value == CyclicShape.all.count }
+        _ = settles(within: patienceForATrap) { returned.value == CyclicShape.all.count }
         return 0
     }
 
-    /// Runs a step whose input is cancelled, with each policy, and one whose approval is denied;
-    /// 3 if the process hangs.
+    /// Runs, with each policy and all at once, a step whose input is cancelled and one whose
+    /// approval is denied; 3 if the process hangs.
     static func cancelledInputsRun() -> Int32 {
         exitIfStillRunning(after: Bound.standard * 2, status: 3)
-        let name = "buildStepCancelledInputs"
+        LastWords.note(
+            "buildStepCancelledInputs",
+            "with each policy, a step whose input “checksum” was cancelled before it ran, and a step "
+                + "whose approval was denied, ran at the same time, and one of them crashed.")
+        let ended = Protected(0)
         for policy in Policy.allCases {
-            LastWords.note(name, "“checksum” was cancelled before it ran; \(policy.rawValue), “notes”, crashed.")
-            let recorder = Recorder<Event>()
-            let held = heldQueue("the network queue (suspended)", recorder: recorder)
-            let queue = EagerQueue("queue A", recorder: recorder)
-            let download = BuildStep("download", work: Build.work("download", recorder: recorder))
-            let checksum = BuildStep("checksum", work: Build.work("checksum", recorder: recorder))
-            let notes = BuildStep(
-                "notes", ifInputCancelled: policy.value, work: Build.work("notes", recorder: recorder))
-            var plan = BuildPlan()
-            plan.add(download, on: held)
-            plan.add(checksum, needs: ["download"], on: queue)
-            plan.add(BuildStep("changelog", work: Build.work("changelog", recorder: recorder)), on: queue)
-            plan.add(notes, needs: ["checksum", "changelog"], on: queue)
-            guard startBriefly(plan) else { continue }
-            checksum.cancel()
-            _ = settles(within: briefly) { notes.isFinished }
-            held.isSuspended = false
-
-            LastWords.note(name, "an approval was denied; \(policy.rawValue), “publish”, crashed.")
-            let signOff = Approval("sign-off")
-            let publish = BuildStep(
-                "publish", ifInputCancelled: policy.value, approval: signOff,
-                work: Build.work("publish", recorder: recorder))
-            var approved = BuildPlan()
-            approved.add(publish, on: queue)
-            guard startBriefly(approved) else { continue }
-            signOff.deny()
-            _ = settles(within: briefly) { publish.isFinished }
+            Thread.detachNewThread {
+                runWithoutCancelledInput(policy)
+                ended.withValue { $0 += 1 }
+            }
+            Thread.detachNewThread {
+                runWithDeniedApproval(policy)
+                ended.withValue { $0 += 1 }
+            }
         }
+        // A step or a start() that blocks is left to the specs, which bound their waits.
+        _ = settles(within: patienceForATrap) { ended.value == 2 * Policy.allCases.count }
         return 0
     }
 
-    /// How long a trial gives a step to run (and, if it traps, to trap): correct code needs milliseconds.
-    private static let briefly = Bound.scaled(.milliseconds(200))
-
-    /// Starts `plan` on a thread of its own and waits a short while; whether it returned.
-    ///
-    /// A `start()` that blocks is left to the specs, which bound it themselves.
-    @discardableResult
-    private static func startBriefly(_ plan: BuildPlan) -> Bool {
-        let returned = Protected(false)
-        start(plan) { returned.withValue { $0 = true } }
-        return settles(within: Bound.scaled(.milliseconds(500))) { returned.value }
+    /// Starts a plan whose step “notes” needs “checksum”, cancels “checksum” before it ran and
+    /// waits for “notes” to finish.
+    private static func runWithoutCancelledInput(_ policy: Policy) {
+        let recorder = Recorder<Event>()
+        let held = heldQueue("the network queue (suspended)", recorder: recorder)
+        let queue = EagerQueue("queue A", recorder: recorder)
+        let checksum = BuildStep("checksum", work: Build.work("checksum", recorder: recorder))
+        let notes = BuildStep("notes", ifInputCancelled: policy.value, work: Build.work("notes", recorder: recorder))
+        var plan = BuildPlan()
+        plan.add(BuildStep("download", work: Build.work("download", recorder: recorder)), on: held)
+        plan.add(checksum, needs: ["download"], on: queue)
+        plan.add(BuildStep("changelog", work: Build.work("changelog", recorder: recorder)), on: queue)
+        plan.add(notes, needs: ["checksum", "changelog"], on: queue)
+        _ = try? plan.start()
+        checksum.cancel()
+        _ = settles(within: patienceForATrap) { notes.isFinished }
+        held.isSuspended = false
     }
+
+    /// Starts a plan whose step “publish” waits for an approval, denies it and waits for “publish”.
+    private static func runWithDeniedApproval(_ policy: Policy) {
+        let recorder = Recorder<Event>()
+        let signOff = Approval("sign-off")
+        let publish = BuildStep(
+            "publish", ifInputCancelled: policy.value, approval: signOff,
+            work: Build.work("publish", recorder: recorder))
+        var plan = BuildPlan()
+        plan.add(publish, on: EagerQueue("queue A", recorder: recorder))
+        _ = try? plan.start()
+        signOff.deny()
+        _ = settles(within: patienceForATrap) { publish.isFinished }
+    }
+
+    /// How long a trial waits for a trap: correct code needs milliseconds, but on a busy machine
+    /// the thread that traps may not run for a while.
+    private static let patienceForATrap = Bound.scaled(.seconds(1))
 
     /// Calls `plan.start()` on a thread of its own, then `done`.
     private static func start(_ plan: BuildPlan, then done: @escaping @Sendable () -> Void) {
