@@ -73,8 +73,8 @@ extension Chapter12Specs {
         // rows first" and "Exactly once".
         // Covers: C87, C48, C91
         @Test(
-            "a prefetched row that scrolls into view goes before the rows still being prefetched, and gets only its thumbnail, once"
-        )
+            "a prefetched row that scrolls into view goes before the rows still being prefetched, and gets only its thumbnail, once",
+            .preflightScrolling)
         func rowScrolledIntoViewIsRaised() async {
             // Two slots: the second lets the queue retire what it still holds while row 7's download is held.
             guard let (studio, list) = await busyPipeline(["first", "second"]) else { return }

@@ -203,7 +203,7 @@ extension Chapter12Specs {
         // Covers: C87, C43, C48
         @Test(
             "when rows wait for a decode or a resize, a row on screen starts before rows being prefetched, also one that scrolled into view while it downloaded",
-            arguments: [Stage.decode, .resize], [OnScreen.fromTheStart, .scrolledInWhileFetching])
+            .preflightScrolling, arguments: [Stage.decode, .resize], [OnScreen.fromTheStart, .scrolledInWhileFetching])
         func visibleRowsGoFirstAtEveryStage(_ stage: Stage, _ onScreen: OnScreen) async {
             let widths = StageWidths(fetches: 3, decodes: 1, resizes: 1)
             let scrolledIn = onScreen == .scrolledInWhileFetching

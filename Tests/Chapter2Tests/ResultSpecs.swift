@@ -9,8 +9,8 @@ struct AskingTooEarlyOrTooLate {
     // answer before main() has run?
     // Covers: C13
     @Test(
-        "before the method has returned, result() throws notFinished; afterwards it returns the value, each time it is asked, in the caller's completion block too"
-    )
+        "before the method has returned, result() throws notFinished; afterwards it returns the value, each time it is asked, in the caller's completion block too",
+        .preflightAskingEarly)
     func beforeItFinished() async throws {
         let queue = OperationQueue()
         let pantry = Pantry(queue: queue)
@@ -78,8 +78,8 @@ struct AskingTooEarlyOrTooLate {
     // look at first?
     // Covers: C13
     @Test(
-        "an operation cancelled before it ran never calls the method, and result() throws cancelled, before it is queued and after the queue retired it"
-    )
+        "an operation cancelled before it ran never calls the method, and result() throws cancelled, before it is queued and after the queue retired it",
+        .preflightAskingEarly)
     func cancelledBeforeItRan() async throws {
         let queue = OperationQueue()
         let pantry = Pantry(queue: queue)
@@ -115,8 +115,8 @@ struct AskingTooEarlyOrTooLate {
     // look at first: the stored value, whether the operation finished, or the cancellation flag?
     // Covers: C13
     @Test(
-        "an operation cancelled while its method ran has no result: result() throws cancelled, while the method still runs and after it finished"
-    )
+        "an operation cancelled while its method ran has no result: result() throws cancelled, while the method still runs and after it finished",
+        .preflightAskingEarly)
     func cancelledWhileRunning() async throws {
         let queue = OperationQueue()
         let pantry = Pantry(queue: queue)

@@ -127,7 +127,7 @@ struct ApprovalSpecs {
     // Covers: C41, C39
     @Test(
         "a denied approval releases the waiting step, which cancels instead of publishing",
-        arguments: Policy.allCases)
+        .preflightCancelledInputs, arguments: Policy.allCases)
     func denialCancelsTheStep(policy: Policy) async throws {
         let recorder = Recorder<Event>()
         let queues = [

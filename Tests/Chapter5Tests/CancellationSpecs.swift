@@ -9,7 +9,8 @@ struct CancellationSpecs {
     // own dependents then see? See "When a dependency is cancelled".
     // Covers: C39
     @Test(
-        "a cancelled required input cancels the step, and the cancellation travels down the chain")
+        "a cancelled required input cancels the step, and the cancellation travels down the chain",
+        .preflightCancelledInputs)
     func requiredInputCancelsTheChain() async throws {
         let recorder = Recorder<Event>()
         let network = heldQueue("the network queue (suspended)", recorder: recorder)
@@ -65,8 +66,8 @@ struct CancellationSpecs {
     // cancelled while its work ran and may still hold an output. See "When a dependency is cancelled".
     // Covers: C39
     @Test(
-        "a cancelled optional input releases the step, which runs without it, even one cancelled while it worked"
-    )
+        "a cancelled optional input releases the step, which runs without it, even one cancelled while it worked",
+        .preflightCancelledInputs)
     func optionalInputIsLeftOut() async throws {
         let recorder = Recorder<Event>()
         let network = heldQueue("the network queue (suspended)", recorder: recorder)

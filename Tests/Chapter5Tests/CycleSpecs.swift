@@ -85,7 +85,7 @@ struct CycleSpecs {
     // Covers: C38
     @Test(
         "start() throws an error naming the steps of the cycle and enqueues nothing",
-        arguments: CyclicShape.all)
+        .preflightCycles, arguments: CyclicShape.all)
     func cycleIsRefused(example: CyclicShape) async throws {
         let recorder = Recorder<Event>()
         let build = Build(example.shape, recorder: recorder)

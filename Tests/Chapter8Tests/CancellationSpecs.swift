@@ -8,7 +8,9 @@ struct CancellingTheWork {
     // Look at cancel() and the lesson's "Forward cancel() to the Task": which object does the
     // async work listen to for cancellation?
     // Covers: C24, C61
-    @Test("cancel() while the fetch waits: the fetch sees the cancellation, the operation finishes, dependents run")
+    @Test(
+        "cancel() while the fetch waits: the fetch sees the cancellation, the operation finishes, dependents run",
+        .preflightCancelling)
     func cancelReachesTheAwait() async {
         let loader = ScriptedLoader()
         let operation = TracedThumbnail("a", loader: loader)
@@ -48,7 +50,9 @@ struct CancellingTheWork {
     // Look at the start of start() and the lesson's "Forward cancel() to the Task": what should an
     // operation that is already cancelled do when a queue starts it?
     // Covers: C21, C50, C61
-    @Test("cancelled before it starts, it finishes at once, never calls the loader, and releases its dependent")
+    @Test(
+        "cancelled before it starts, it finishes at once, never calls the loader, and releases its dependent",
+        .preflightCancelling)
     func cancelledBeforeStart() async {
         let loader = ScriptedLoader()
         let operation = TracedThumbnail("a", loader: loader)
@@ -121,7 +125,9 @@ struct CancellingAtAnyMoment {
     // Look at the async work inside the Task and the lesson's "Check between the steps": not every
     // await throws when its task is cancelled. What stops the resize once the fetch has returned?
     // Covers: C50, C61
-    @Test("cancelled while a step that ignores cancellation runs, the work stops before the next step")
+    @Test(
+        "cancelled while a step that ignores cancellation runs, the work stops before the next step",
+        .preflightCancelling)
     func cancellationStopsBetweenSteps() async {
         let loader = ScriptedLoader()
         loader.ignoreCancellation(of: "fetch a")
@@ -171,8 +177,8 @@ struct CancellingAtAnyMoment {
     // else between them. Can a cancel() land after the check but before the Task is stored?
     // Covers: C24, C50, C61
     @Test(
-        "cancel() on one thread right after start() on another, or while start() launches the Task, still stops the work"
-    )
+        "cancel() on one thread right after start() on another, or while start() launches the Task, still stops the work",
+        .preflightCancelling)
     func cancelRightAfterStartByHand() async {
         let loader = ScriptedLoader()
         let operation = ThumbnailOperation(imageName: "a", width: thumbnailWidth, loader: loader)

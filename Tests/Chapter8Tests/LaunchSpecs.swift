@@ -10,8 +10,8 @@ struct LaunchingTheWork {
     // and what does a second start() find?
     // Covers: C17, C18, C61
     @Test(
-        "after start() returns, the fetch is waiting and the operation is executing, not finished; start() again launches nothing"
-    )
+        "after start() returns, the fetch is waiting and the operation is executing, not finished; start() again launches nothing",
+        .preflightStartingAgain)
     func startReturnsWhileTheWorkWaits() async {
         let loader = ScriptedLoader()
         let operation = makeThumbnail("a", loader)
@@ -100,6 +100,7 @@ struct LaunchingTheWork {
     // Covers: C73
     @Test(
         "started by hand from a thread of another class, the work runs at the operation's own task priority",
+        .preflight,
         arguments: [
             (QualityOfService.userInteractive, QualityOfService.background, TaskPriority.high),
             (.userInitiated, .utility, .high),

@@ -8,7 +8,7 @@ struct WaitingForTheWork {
     // Look at where the operation becomes finished (main(), start(), finish(with:)) and the lesson's
     // "Finish when the work ends, once". In the timeline, what ran before "resize a ended"?
     // Covers: C20, C61
-    @Test("a dependent runs only after the async work ended, and the queue then drains")
+    @Test("a dependent runs only after the async work ended, and the queue then drains", .preflight)
     func dependentRunsAfterTheWork() async {
         let loader = ScriptedLoader()
         let operation = TracedThumbnail("a", loader: loader)
@@ -52,7 +52,8 @@ struct WaitingForTheWork {
     // Look at what tells a one-at-a-time queue that its slot is free, and the lesson's "Start
     // launches a Task and returns". When did thumbnail b's fetch begin?
     // Covers: C20, C61
-    @Test("a one-at-a-time queue starts the next thumbnail only after the first one's async work ended")
+    @Test(
+        "a one-at-a-time queue starts the next thumbnail only after the first one's async work ended", .preflight)
     func oneAtATimeQueueWaitsForTheWork() async {
         let loader = ScriptedLoader()
         let first = TracedThumbnail("a", loader: loader)

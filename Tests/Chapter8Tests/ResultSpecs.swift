@@ -8,7 +8,7 @@ struct PublishingTheResult {
     // Look at finish(with:) and the lesson's "Publish the result, then announce": what can a
     // dependent or a completion block read at the moment it hears that the operation finished?
     // Covers: C22, C61
-    @Test("the thumbnail is readable from every read that sees isFinished true, and from dependents")
+    @Test("the thumbnail is readable from every read that sees isFinished true, and from dependents", .preflight)
     func resultBeforeFinished() async {
         let loader = ScriptedLoader()
         let operation = TracedThumbnail("a", loader: loader)
@@ -58,7 +58,7 @@ struct PublishingTheResult {
     // Look at how the Task handles what the loader throws, and the lesson's "Publish the result,
     // then announce": where does the error go?
     // Covers: C61
-    @Test("when the fetch throws, the operation finishes and its result is that error")
+    @Test("when the fetch throws, the operation finishes and its result is that error", .preflight)
     func errorIsPublished() async {
         let loader = ScriptedLoader()
         let operation = TracedThumbnail("a", loader: loader)
@@ -92,7 +92,7 @@ struct PublishingTheResult {
     // Look at finish(with:) and the lesson's "Finish when the work ends, once": what does a
     // second call do to the result, the flags and the operation's listeners?
     // Covers: C22, C61
-    @Test("finishing again after the work ended changes nothing a user can see")
+    @Test("finishing again after the work ended changes nothing a user can see", .preflightFinishingAgain)
     func finishingTwiceHasNoEffect() async {
         let loader = ScriptedLoader()
         let operation = TracedThumbnail("a", loader: loader)
@@ -170,7 +170,8 @@ struct PublishingTheResult {
     // critical section that publishes the outcome? See "Finish when the work ends, once".
     // Covers: C22
     @Test(
-        "two finishes at the same moment, the second just after the first checked the state, publish one outcome once")
+        "two finishes at the same moment, the second just after the first checked the state, publish one outcome once",
+        .preflightFinishingAgain)
     func twoFinishesAtOnceFinishOnce() async {
         let loader = ScriptedLoader()
         let operation = TracedThumbnail("a", loader: loader)
