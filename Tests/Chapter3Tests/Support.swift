@@ -16,6 +16,7 @@ enum Moment: Equatable, Sendable, CustomStringConvertible {
     case gateOpened
     case workResumed
     case workInterrupted
+    case pauseGaveUp
     case cancelCalled
     case finishedSeen
     case sentinelRan
@@ -38,6 +39,7 @@ enum Moment: Equatable, Sendable, CustomStringConvertible {
         case .gateOpened: "gate opened"
         case .workResumed: "work resumed"
         case .workInterrupted: "pause ended by the cancellation"
+        case .pauseGaveUp: "the gate gave up holding the work (no spec holds it this long)"
         case .cancelCalled: "cancel() called"
         case .finishedSeen: "isFinished true"
         case .sentinelRan: "sentinel ran"
@@ -165,7 +167,7 @@ final class TracedGreeting: GreetingOperation, @unchecked Sendable {  // every s
             switch pause.wait() {
             case .opened: trace.record(.workResumed)
             case .interrupted: trace.record(.workInterrupted)
-            case .timedOut: break
+            case .timedOut: trace.record(.pauseGaveUp)
             }
         }
         #if canImport(Darwin)
@@ -331,13 +333,26 @@ func waitForPause(
     sourceLocation: SourceLocation = #_sourceLocation
 ) async -> Bool {
     let trace = greeting.trace
+    // The gate holds the work longer than this wait lasts; a start() that returned only once the
+    // gate gave up waited for the work, however late this spec's task got to look.
+    let returnedWhileHeld = {
+        trace.contains(.startReturned) && trace.contains(.workPaused)
+            && (trace.all.firstIndex(of: .pauseGaveUp).map { gaveUp in
+                trace.all.firstIndex(of: .startReturned).map { $0 < gaveUp } ?? false
+            } ?? true)
+    }
     return await waitUntil(
         "start() to return and the work to pause at the gate",
         hint: trace.lifecycle(missing: "start never returned or the work never began") + "\n"
             + lesson.see(section),
-        givingUpWhen: { greeting.isFinished ? "the greeting finished without pausing" : nil },
+        givingUpWhen: {
+            if trace.contains(.pauseGaveUp) {
+                return "start() returned only after the gate stopped holding the work: it waits for the work it starts"
+            }
+            return greeting.isFinished ? "the greeting finished without pausing" : nil
+        },
         sourceLocation: sourceLocation,
-        { trace.contains(.startReturned) && trace.contains(.workPaused) })
+        returnedWhileHeld)
 }
 
 /// Waits until `start()` has returned and the work is paused, then opens the pause.
