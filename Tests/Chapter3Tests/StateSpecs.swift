@@ -127,8 +127,9 @@ struct StateIsOneCriticalSection {
                 announcement.key == .isFinished || !announcement.value,
                 paused.withValue({ $0.insert(announcement.key.rawValue).inserted })
             else { return }
-            let returned = DispatchSemaphore(value: 0)
+            let began = DispatchSemaphore(value: 0), returned = DispatchSemaphore(value: 0)
             Thread.detachNewThread {
+                began.signal()
                 let reading = Reading(of: operation)
                 readings.withValue { $0.append(reading) }
                 trace.record(
@@ -137,8 +138,11 @@ struct StateIsOneCriticalSection {
                     ))
                 returned.signal()
             }
-            // A reader that waits for the state's lock cannot return yet; that is fine too.
-            _ = returned.wait(timeout: .now() + Bound.scaled(.milliseconds(100)).timeInterval)
+            // The announcement goes on only once the reader is under way: on a busy machine a new
+            // thread can take longer to start than any fixed pause. A reader that then waits for
+            // the state's lock cannot return yet; that is fine too.
+            _ = began.wait(timeout: .now() + Bound.standard.timeInterval)
+            _ = returned.wait(timeout: .now() + Bound.scaled(.milliseconds(300)).timeInterval)
         }
         defer { greeting.pause.open() }
         target.withValue { $0 = greeting }
