@@ -20,7 +20,7 @@ struct BatchSpecs {
     // Covers: C57, C58
     @Test(
         "a large import never leaves more unfinished imports in the queue than one batch",
-        arguments: [10, 25]
+        arguments: [1, 10, 25, 500]
     )
     func feedsInBatches(batchSize: Int) async {
         let source = CountingSource()
@@ -28,9 +28,11 @@ struct BatchSpecs {
         let importer = PhotoImporter(source: source, width: 4, queue: queue)
         let count = 300
         let done = Protected(false)
+        let doneCalls = Protected(0)
         let copiesAtDone = Protected(-1)
         Thread.detachNewThread {
             importer.importAll(photos(count), batchSize: batchSize) {
+                doneCalls.withValue { $0 += 1 }
                 copiesAtDone.withValue { $0 = source.copies.value }
                 done.withValue { $0 = true }
             }
@@ -54,6 +56,15 @@ struct BatchSpecs {
             """
             importAll should call done after all \(count) photos were copied; it did so after \
             \(copiesAtDone.value).
+            \(lesson.see("Feed a queue in batches"))
+            """
+        )
+        _ = await comesTrue(within: Bound.scaled(.milliseconds(20))) { doneCalls.value > 1 }
+        #expect(
+            doneCalls.value == 1,
+            """
+            importAll should call done once, after the last batch; it called it \(doneCalls.value) \
+            times for \(count) photos in batches of \(batchSize).
             \(lesson.see("Feed a queue in batches"))
             """
         )
@@ -118,5 +129,6 @@ struct BatchSpecs {
             source.completeAll()
             return call.done.value
         }
+        await call.expectDoneOnce("after its last batch")
     }
 }
