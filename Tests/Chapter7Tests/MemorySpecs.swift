@@ -13,6 +13,7 @@ struct MemorySpecs {
         case batched = "photos imported through importAll"
         case batchCancelled = "a batched import stopped by cancelAll()"
         case releasedWhileCopying = "an importer let go of while a copy still ran"
+        case ejected = "an import paused for eject, then resumed"
     }
 
     /// Runs `exit` with an importer that only this function holds; returns weak references to
@@ -24,7 +25,7 @@ struct MemorySpecs {
         let names = photos(4)
         let suspended = { queue.isSuspended ? "the queue is suspended, so the cancelled imports cannot finish" : nil }
         switch exit {
-        case .imported, .removed, .cancelledAll, .releasedWhileCopying:
+        case .imported, .removed, .cancelledAll, .releasedWhileCopying, .ejected:
             guard
                 let jobs = await returning(
                     "add(_:) of four photos", section: "Configure, then enqueue",
@@ -39,6 +40,26 @@ struct MemorySpecs {
                 case .cancelledAll: { importer.cancelAll() }
                 default: nil
                 }
+            if exit == .ejected {
+                let ready = Protected(false)
+                guard
+                    await returning(
+                        "pauseForEject(then:)", section: "Suspending stops starts, not work",
+                        { importer.pauseForEject { ready.withValue { $0 = true } } }) != nil
+                else { return nil }
+                guard
+                    await waitUntil(
+                        "the card to be ready once the running copies finished",
+                        {
+                            source.completeAll()
+                            return ready.value
+                        })
+                else { return nil }
+                guard
+                    await returning("resume()", section: "Suspending stops starts, not work", { importer.resume() })
+                        != nil
+                else { return nil }
+            }
             if let cancel {
                 guard
                     await returning("\(exit.rawValue)", section: "Cancelling is the only way out of a queue", cancel)
@@ -117,7 +138,8 @@ struct MemorySpecs {
                 operation for good (swift-corelibs-foundation never clears it): a block that \
                 captures its import, or the importer that keeps every import, is a cycle that \
                 never ends. Capture the import weakly (the importer keeps it while it matters) and \
-                only the values the report needs, never the importer itself.
+                only the values the report needs, never the importer itself; the same goes for \
+                every other closure the importer hands out (the eject check, a timer).
                 \(lesson.see("Completion blocks report results"))
                 """
         ) { importer.value == nil && imports.allSatisfy { $0.value == nil } }

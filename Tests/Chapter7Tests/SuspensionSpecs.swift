@@ -8,7 +8,7 @@ struct SuspensionSpecs {
     // isSuspended = true only keeps waiting operations from starting; copies already running go
     // on. Look at pauseForEject: when may it call ready?
     // Covers: C54
-    @Test("the card is ready to eject only after the running copies finish, and nothing new starts")
+    @Test("the card is ready to eject only after the running copies finish, and nothing new starts; again when idle")
     func ejectWaitsForRunningCopies() async {
         let events = Recorder<String>()
         let source = HeldSource(events: events)
@@ -86,6 +86,24 @@ struct SuspensionSpecs {
             source.completeAll()
             return importer.queue.operationCount == 0
         }
+
+        // A second pause, with nothing copying: the card is free at once.
+        let readyAgain = Protected(false)
+        guard
+            await returning(
+                "pauseForEject(then:) a second time", section: "Suspending stops starts, not work",
+                { importer.pauseForEject { readyAgain.withValue { $0 = true } } }) != nil
+        else { return source.completeAll() }
+        await waitUntil(
+            "the card to be ready after a second pauseForEject(then:), with nothing copying",
+            hint: """
+                A pause with no copy running has nothing to wait for: ready comes at once, also \
+                the second time. Whatever pauseForEject remembers from one pause must not stop \
+                the next one.
+                \(lesson.see("Suspending stops starts, not work"))
+                """
+        ) { readyAgain.value }
+        _ = await returning("resume()", section: "Suspending stops starts, not work") { importer.resume() }
     }
 
     // Between looking at what runs and suspending, the queue may start one more copy. Look at
