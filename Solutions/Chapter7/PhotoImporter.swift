@@ -79,7 +79,7 @@ public final class PhotoImporter: Sendable {
     }
 
     /// Imports `photos` in batches of `batchSize`, adding each batch once the previous one is
-    /// done, then calls `done`, also when `cancelAll` ended the import early.
+    /// done, then calls `done` once, on any thread, also when `cancelAll` ended the import early.
     public func importAll(
         _ photos: [String], batchSize: Int, then done: @escaping @Sendable () -> Void
     ) {

@@ -19,18 +19,19 @@ struct BatchSpecs {
     // imports importAll hands the queue before any of them has finished.
     // Covers: C57, C58
     @Test(
-        "a large import never leaves more unfinished imports in the queue than one batch",
-        arguments: [10, 25]
+        "a large import never leaves more unfinished imports in the queue than one batch; an empty one just ends",
+        arguments: [(1, 30), (10, 120), (25, 120), (500, 120), (10, 0)]
     )
-    func feedsInBatches(batchSize: Int) async {
+    func feedsInBatches(batchSize: Int, count: Int) async {
         let source = CountingSource()
         let queue = WatchedQueue()
         let importer = PhotoImporter(source: source, width: 4, queue: queue)
-        let count = 300
         let done = Protected(false)
+        let doneCalls = Protected(0)
         let copiesAtDone = Protected(-1)
         Thread.detachNewThread {
             importer.importAll(photos(count), batchSize: batchSize) {
+                doneCalls.withValue { $0 += 1 }
                 copiesAtDone.withValue { $0 = source.copies.value }
                 done.withValue { $0 = true }
             }
@@ -54,6 +55,15 @@ struct BatchSpecs {
             """
             importAll should call done after all \(count) photos were copied; it did so after \
             \(copiesAtDone.value).
+            \(lesson.see("Feed a queue in batches"))
+            """
+        )
+        _ = await comesTrue(within: Bound.scaled(.milliseconds(20))) { doneCalls.value > 1 }
+        #expect(
+            doneCalls.value == 1,
+            """
+            importAll should call done once, after the last batch; it called it \(doneCalls.value) \
+            times for \(count) photos in batches of \(batchSize).
             \(lesson.see("Feed a queue in batches"))
             """
         )
@@ -118,5 +128,6 @@ struct BatchSpecs {
             source.completeAll()
             return call.done.value
         }
+        await call.expectDoneOnce("after its last batch")
     }
 }

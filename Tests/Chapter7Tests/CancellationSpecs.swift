@@ -5,6 +5,12 @@ import Testing
 
 @Suite("Cancelling is the only way to take work back from a queue", .watched)
 struct CancellationSpecs {
+    /// The two ways the importer cancels work.
+    enum Cancel: String, CaseIterable, Sendable {
+        case remove = "remove(_:)"
+        case cancelAll = "cancelAll()"
+    }
+
     // cancelAllOperations marks every import cancelled; the queue then starts each one. Look at
     // cancelAll, and at what PhotoImport.start() and the end of a copy do with isCancelled.
     // Covers: C50, C51
@@ -13,10 +19,22 @@ struct CancellationSpecs {
         let source = HeldSource()
         let importer = PhotoImporter(source: source, width: 1)
         let names = photos(5)
-        let jobs = names.map { importer.add($0) }
+        guard
+            let jobs = await returning(
+                "add(_:) of five photos", section: "Configure, then enqueue",
+                {
+                    names.map { importer.add($0) }
+                })
+        else { return source.completeAll() }
         await waitUntil("the first photo to start copying") { source.hasStarted(names[0]) }
 
-        importer.cancelAll()
+        guard
+            await returning(
+                "cancelAll()", section: "Cancelling is the only way out of a queue",
+                {
+                    importer.cancelAll()
+                }) != nil
+        else { return source.completeAll() }
         source.complete(names[0])
         await waitUntil(
             "all five imports to finish after cancelAll() (queue still holds \(importer.queue.operationCount))",
@@ -60,17 +78,29 @@ struct CancellationSpecs {
     }
 
     // There is no way to take one operation out of a queue but one. Look at what remove(_:) does
-    // to the import itself.
-    // Covers: C52
-    @Test("removing a waiting photo cancels it: it is never copied and the queue empties")
+    // to the import itself, and at what the importer still knows about it afterwards.
+    // Covers: C52, C60
+    @Test("removing a waiting photo cancels it: it is never copied, the queue empties, its outcome stays known")
     func removeCancels() async {
         let source = HeldSource()
         let importer = PhotoImporter(source: source, width: 1)
         let names = photos(3)
-        let jobs = names.map { importer.add($0) }
+        guard
+            let jobs = await returning(
+                "add(_:) of three photos", section: "Configure, then enqueue",
+                {
+                    names.map { importer.add($0) }
+                })
+        else { return source.completeAll() }
         await waitUntil("the first photo to start copying") { source.hasStarted(names[0]) }
 
-        importer.remove(jobs[1])
+        guard
+            await returning(
+                "remove(_:)", section: "Cancelling is the only way out of a queue",
+                {
+                    importer.remove(jobs[1])
+                }) != nil
+        else { return source.completeAll() }
         source.complete(names[0])
         await waitUntil("another photo to start copying after the first") { source.started.count >= 2 }
         #expect(
@@ -95,31 +125,54 @@ struct CancellationSpecs {
             \(lesson.see("Cancelling is the only way out of a queue"))
             """
         )
+        let known = await returning("outcome(of:)", section: "Keep your own references") {
+            importer.outcome(of: names[1])
+        }
+        #expect(
+            known.flatMap({ $0 }) == .cancelled,
+            """
+            outcome(of: "\(names[1])") answered \(known.flatMap { $0 }.map { "\($0)" } ?? "nil") for the \
+            removed photo; expected cancelled. The importer added it, so it still knows what became \
+            of it: removing takes a photo out of the queue, not out of the importer's records.
+            \(lesson.see("Keep your own references"))
+            """
+        )
     }
 
     // A queue can cancel only the operations it holds. Look at what else cancelAll must stop
-    // while importAll still has batches to add.
+    // while importAll still has batches to add, and in which order cancelAll does its two steps.
     // Covers: C51, C57
-    @Test("cancelling a batched import also drops the batches not yet added, and ends it")
+    @Test("cancelling a batched import also drops the batches not yet added, and ends it once")
     func cancelAllStopsLaterBatches() async {
         let source = HeldSource()
-        let importer = PhotoImporter(source: source, width: 3)
+        let queue = WatchedQueue()
+        let importer = PhotoImporter(source: source, width: 3, queue: queue)
         let names = photos(6)
+        let batch = Array(names.prefix(3))
         let call = ImportAllCall(importer, names, batchSize: 3)
         await waitUntil("the first batch to start copying") { source.started.count >= 3 }
 
-        // Called on a thread of its own: an importer that holds its lock while importAll
-        // blocks would otherwise hold up every other spec of the run too.
-        let cancelled: Void? = await callOnItsOwnThread(
-            "cancelAll() while importAll feeds its batches",
-            hint: """
-                cancelAll() is stuck: something in the importer holds a lock while it waits for \
-                copies (addOperations(_:waitUntilFinished: true) inside importAll?).
-                \(lesson.see("Cancelling is the only way out of a queue"))
-                """
-        ) { importer.cancelAll() }
-        guard cancelled != nil else { return source.completeAll() }
-        names.prefix(3).forEach { source.complete($0) }
+        // The first batch ends inside cancelAll(), right after the queue cancelled what it holds.
+        // A feeder that has not heard of the cancel by then adds the next batch, which nothing
+        // cancels; one that has heard of it (or waits at the lock cancelAll holds) adds nothing.
+        queue.afterCancellingAll.withValue {
+            $0 = {
+                batch.forEach { source.complete($0) }
+                _ = settles(within: Bound.scaled(.milliseconds(50))) {
+                    queue.handOffs.count > batch.count || call.done.value
+                }
+            }
+        }
+        guard
+            await returning(
+                "cancelAll() while importAll feeds its batches",
+                section: "Cancelling is the only way out of a queue",
+                suspect:
+                    " (a lock held while importAll waits for copies, such as addOperations(_:waitUntilFinished: true)?)",
+                { importer.cancelAll() }
+            ) != nil
+        else { return source.completeAll() }
+        batch.forEach { source.complete($0) }
         await waitUntil(
             "importAll to call done once the cancelled import ended",
             hint: lesson.see("Cancelling is the only way out of a queue"),
@@ -130,15 +183,177 @@ struct CancellationSpecs {
             }
         ) { call.done.value }
         #expect(
-            source.started.sorted() == Array(names.prefix(3)),  // the batch starts in any order
+            source.started.sorted() == batch,  // the batch starts in any order
             """
             After cancelAll() during the first batch, only that batch should ever have been \
-            copied; copies started for \(source.started.joined(separator: ", ")). \
-            cancelAllOperations() reaches only what the queue holds now: batches importAll has \
-            not added yet must be dropped too.
+            copied; copies started for \(source.started.joined(separator: ", ")). Here the batch's \
+            last copy ended while cancelAll() ran, just after cancelAllOperations() returned. \
+            cancelAllOperations() reaches only what the queue holds now: the feeder must hear of \
+            the cancel before it could add more (tell it first, or do both under the lock it checks).
             \(lesson.see("Cancelling is the only way out of a queue"))
             """
         )
+        await call.expectDoneOnce("when cancelAll() ended the import")
         source.completeAll()
+    }
+
+    // A cancel is a request: the import goes on until its own work notices. Look at what
+    // PhotoImport does when it is cancelled while its copy runs, and when it tells the queue.
+    // Covers: C50, C53
+    @Test(
+        "a cancel that lands during a copy keeps the import executing, and its slot taken, until the copy returns",
+        arguments: Cancel.allCases
+    )
+    func cancelDuringCopyKeepsTheSlot(_ cancel: Cancel) async {
+        let source = HeldSource()
+        let queue = WatchedQueue(serialStarts: true)
+        let importer = PhotoImporter(source: source, width: 1, queue: queue)
+        let names = photos(3)
+        guard
+            let jobs = await returning(
+                "add(_:) of three photos", section: "Configure, then enqueue",
+                {
+                    names.map { importer.add($0) }
+                })
+        else { return source.completeAll() }
+        await waitUntil("the first photo to start copying") { source.hasStarted(names[0]) }
+
+        guard
+            await returning(
+                "\(cancel.rawValue) while \(names[0]) copies", section: "Cancelling is the only way out of a queue",
+                {
+                    switch cancel {
+                    case .remove: importer.remove(jobs[0])
+                    case .cancelAll: importer.cancelAll()
+                    }
+                }) != nil
+        else { return source.completeAll() }
+        await queue.settle()  // the queue has started whatever it decided to start
+        let finished = jobs.filter(\.isFinished).map(\.photo)
+        #expect(
+            finished.isEmpty && source.started == [names[0]],
+            """
+            With width 1, \(cancel.rawValue) landed while \(names[0]) was copying. Before that copy \
+            returned, finished: [\(finished.joined(separator: ", "))], copies started: \
+            [\(source.started.joined(separator: ", "))]; expected nothing finished and no other copy. \
+            A cancelled import goes on executing, and keeps its slot, until its work notices the \
+            cancel (here, when the copy returns); one that finishes at once tells the queue the card \
+            is free while it is still being written, and the next copy starts beside it.
+            \(lesson.see("Cancelling is the only way out of a queue"))
+            """
+        )
+
+        source.complete(names[0])
+        await waitUntil("the queue to empty") {
+            source.completeAll()
+            return queue.operationCount == 0
+        }
+        #expect(
+            jobs[0].outcome == .cancelled,
+            """
+            \(names[0]) was cancelled with \(cancel.rawValue) while it copied; when the copy \
+            returned it should have ended .cancelled, but ended \(jobs[0].outcome).
+            \(lesson.see("Cancelling is the only way out of a queue"))
+            """
+        )
+    }
+
+    // cancelAll() ends the import under way, not the importer, and only this importer's. Look at
+    // the mark cancelAll leaves for the feeder: does an import that begins later find it, or
+    // another importer's feeder?
+    // Covers: C51, C57
+    @Test("after cancelAll() the importer imports again, and cancelAll() never reached another importer")
+    func importsAgainAfterCancelAll() async {
+        let source = HeldSource()
+        let queue = WatchedQueue()
+        let importer = PhotoImporter(source: source, width: 2, queue: queue)
+        let otherCard = HeldSource()
+        let other = PhotoImporter(source: otherCard, width: 2, queue: WatchedQueue())
+        let first = ImportAllCall(importer, photos(4), batchSize: 2)
+        let bystander = ImportAllCall(other, photos(4), batchSize: 2)
+        defer {
+            source.completeAll()
+            otherCard.completeAll()
+        }
+        await waitUntil("both importers' first batches to start copying") {
+            source.started.count >= 2 && otherCard.started.count >= 2
+        }
+        guard
+            await returning(
+                "cancelAll()", section: "Cancelling is the only way out of a queue",
+                {
+                    importer.cancelAll()
+                }) != nil
+        else { return }
+        let suspended = {
+            importer.queue.isSuspended ? "the queue is suspended, so the cancelled imports cannot finish" : nil
+        }
+        guard
+            await waitUntil(
+                "importAll to call done after cancelAll()", givingUpWhen: suspended,
+                {
+                    source.completeAll()
+                    return first.done.value
+                })
+        else { return }
+
+        await waitUntil(
+            "another importer, which nobody cancelled, to copy all four of its photos",
+            hint: """
+                cancelAll() on one importer reached another one. The mark the feeder checks, like \
+                the queue, belongs to one importer: keep it in the instance, never in a static or \
+                a global.
+                \(lesson.see("Cancelling is the only way out of a queue"))
+                """,
+            givingUpWhen: {
+                bystander.done.value && otherCard.started.count < 4
+                    ? "it called done having copied only \(otherCard.started.joined(separator: ", "))"
+                    : nil
+            }
+        ) {
+            otherCard.completeAll()
+            return bystander.done.value && otherCard.started.count == 4
+        }
+
+        let later = photos(3, from: 11)
+        let second = ImportAllCall(importer, later, batchSize: 2)
+        let added = await returning("add(_:) after cancelAll()", section: "Configure, then enqueue") {
+            importer.add("IMG_0020")
+        }
+        let wanted = later + ["IMG_0020"]
+        await waitUntil(
+            "every photo asked for after cancelAll() to be copied",
+            hint: lesson.see("Cancelling is the only way out of a queue"),
+            givingUpWhen: {
+                second.done.value && !later.allSatisfy(source.hasStarted)
+                    ? "the later importAll called done having copied only \(later.filter(source.hasStarted))"
+                    : nil
+            }
+        ) {
+            source.completeAll()
+            return second.done.value && added?.isFinished == true
+        }
+        guard
+            let known = await returning(
+                "outcome(of:)", section: "Keep your own references",
+                {
+                    wanted.map { importer.outcome(of: $0) }
+                })
+        else { return source.completeAll() }
+        let outcomes = zip(wanted, known).map { photo, outcome in
+            "\(photo): \(outcome.map { "\($0)" } ?? "nil")"
+        }
+        #expect(
+            known.allSatisfy { $0 == .imported(bytes: 1_000) },
+            """
+            After a cancelAll() that had ended the import under way, the importer was asked for more: \
+            \(outcomes.joined(separator: ", ")); expected every one imported. cancelAll() stops what \
+            the queue holds and the batches not yet added at that moment, not every import to come: \
+            a mark that stays set for good turns the importer off.
+            \(lesson.see("Cancelling is the only way out of a queue"))
+            """
+        )
+        await second.expectDoneOnce("for an import that ran to its end")
+        queue.letGo()
     }
 }

@@ -13,8 +13,14 @@ struct CompletionSpecs {
         let source = HeldSource()
         let reports = Reports()
         let importer = PhotoImporter(source: source, width: 2, onReport: reports.callback)
-        importer.add("IMG_0001")
-        importer.add("IMG_0002")
+        guard
+            await returning(
+                "add(_:) of two photos", section: "Configure, then enqueue",
+                { () -> Void in
+                    _ = importer.add("IMG_0001")
+                    _ = importer.add("IMG_0002")
+                }) != nil
+        else { return source.completeAll() }
         await waitUntil("both photos to start copying") { source.started.count == 2 }
 
         source.complete("IMG_0001", bytes: 1_234)
@@ -44,7 +50,8 @@ struct CompletionSpecs {
         let source = HeldSource()
         let reports = Reports()
         let importer = PhotoImporter(source: source, width: 1, onReport: reports.callback)
-        importer.add("IMG_0001")
+        guard await returning("add(_:)", section: "Configure, then enqueue", { importer.add("IMG_0001") }) != nil
+        else { return source.completeAll() }
         await waitUntil("the photo to start copying") { source.hasStarted("IMG_0001") }
         #expect(
             source.wasStarted("IMG_0001", on: importer.queue),

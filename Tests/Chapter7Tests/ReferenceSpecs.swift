@@ -17,11 +17,15 @@ struct ReferenceSpecs {
         let reports = Reports()
         let importer = PhotoImporter(source: source, width: 1, onReport: reports.callback)
         switch entry {
-        case .add: importer.add("IMG_0001")
+        case .add:
+            guard await returning("add(_:)", section: "Configure, then enqueue", { importer.add("IMG_0001") }) != nil
+            else { return source.completeAll() }
         case .importAll: _ = ImportAllCall(importer, ["IMG_0001"], batchSize: 1)
         }
         await waitUntil("the photo to start copying") { source.hasStarted("IMG_0001") }
-        let whileCopying = importer.outcome(of: "IMG_0001")
+        let whileCopying = await returning("outcome(of:)", section: "Keep your own references") {
+            importer.outcome(of: "IMG_0001")
+        }.flatMap { $0 }
         #expect(
             whileCopying == .pending,
             """
@@ -35,7 +39,9 @@ struct ReferenceSpecs {
         await waitUntil("the queue to let go of the finished import and report it") {
             importer.queue.operationCount == 0 && reports.report(for: "IMG_0001") != nil
         }
-        let outcome = importer.outcome(of: "IMG_0001")
+        let outcome = await returning("outcome(of:)", section: "Keep your own references") {
+            importer.outcome(of: "IMG_0001")
+        }.flatMap { $0 }
         #expect(
             outcome == .imported(bytes: 4_096),
             """

@@ -106,12 +106,46 @@ final class WatchedQueue: OperationQueue, @unchecked Sendable {  // adds only lo
     /// Where hand-offs are also written, next to other events of the spec.
     private let log: Recorder<String>?
 
+    /// Every operation handed over, kept until `letGo()`.
+    ///
+    /// On Linux an operation holds the operations that depend on it without retaining them
+    /// (swift-corelibs-foundation), and a cancelled dependent finishes at once: if nothing else
+    /// keeps it, an import that finishes later touches freed memory. Kept here, such a design
+    /// cannot crash a spec that judges something else; `cancelledBatchEndsOneByOne` judges it.
+    private let kept = Protected<[Operation]>([])
+    /// Runs once, on the caller's thread, inside the first `isSuspended = true`, before the queue
+    /// is suspended: what happens there happens between the caller's line before and the
+    /// suspension itself.
+    let beforeSuspending = Protected<(@Sendable () -> Void)?>(nil)
+    /// Runs once, on the caller's thread, inside the first `cancelAllOperations()`, after the
+    /// queue cancelled what it holds and before the call returns.
+    let afterCancellingAll = Protected<(@Sendable () -> Void)?>(nil)
+
     /// Creates a queue; with `serialStarts`, every operation starts on one serial dispatch queue.
     init(serialStarts: Bool = false, log: Recorder<String>? = nil) {
         starts = serialStarts ? DispatchQueue(label: "spec starts") : nil
         self.log = log
         super.init()
         if let starts { underlyingQueue = starts }
+    }
+
+    override var isSuspended: Bool {
+        get { super.isSuspended }
+        set {
+            if newValue, let hook = beforeSuspending.withValue({ $0.take() }) { hook() }
+            super.isSuspended = newValue
+        }
+    }
+
+    override func cancelAllOperations() {
+        super.cancelAllOperations()
+        afterCancellingAll.withValue { $0.take() }?()
+    }
+
+    /// Drops the operations kept since they were handed over; call it once every import finished.
+    func letGo() {
+        kept.withValue { $0.removeAll() }
+        imports.withValue { $0.removeAll() }
     }
 
     override func addOperation(_ op: Operation) {
@@ -157,6 +191,7 @@ final class WatchedQueue: OperationQueue, @unchecked Sendable {  // adds only lo
 
     private func note(_ ops: [Operation]) {
         operationsAdded.withValue { $0 += ops.count }
+        kept.withValue { $0 += ops }
         for case let job as PhotoImport in ops {
             imports.withValue { $0[job.photo] = job }
             handOffs.record(
@@ -219,16 +254,68 @@ struct ImportAllCall: Sendable {
     let returned = Protected(false)
     /// Whether `importAll` has called `done`.
     let done = Protected(false)
+    /// How many times `importAll` has called `done`: once is right, also after a cancel.
+    let doneCalls = Protected(0)
 
     /// Calls `importer.importAll(photos, batchSize:)` on a new thread and returns at once.
     ///
     /// `importAll` must not block, but if it does, it blocks that thread and not the spec,
     /// which may be the one that has to complete the copies it waits for.
     init(_ importer: PhotoImporter, _ photos: [String], batchSize: Int) {
-        let (returned, done) = (returned, done)
+        let (returned, done, doneCalls) = (returned, done, doneCalls)
         Thread.detachNewThread {
-            importer.importAll(photos, batchSize: batchSize) { done.withValue { $0 = true } }
+            importer.importAll(photos, batchSize: batchSize) {
+                doneCalls.withValue { $0 += 1 }
+                done.withValue { $0 = true }
+            }
             returned.withValue { $0 = true }
         }
     }
+
+    /// Records an issue unless `done` was called exactly once, after a short window in which a
+    /// second call could still arrive.
+    func expectDoneOnce(
+        isolation: isolated (any Actor)? = #isolation,
+        _ path: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
+        _ = await comesTrue(within: Bound.scaled(.milliseconds(20))) { doneCalls.value > 1 }
+        let calls = doneCalls.value
+        #expect(
+            calls == 1,
+            """
+            importAll should call done exactly once \(path); it called it \(calls) times. Whoever \
+            calls done learns once that the import is over: find the one place where the feeder \
+            stops, whether it ran out of photos or heard of cancelAll().
+            \(lesson.see("Feed a queue in batches"))
+            """,
+            sourceLocation: sourceLocation
+        )
+    }
+}
+
+/// Calls `body`, a call into the importer that must return at once, on a thread of its own.
+///
+/// A call that blocks holds that thread only: its spec fails after `Bound.standard`, naming the
+/// call, and the rest of the run goes on. Returns what `body` returned, or nil if it never did;
+/// the spec then releases what it holds and stops.
+func returning<Value: Sendable>(
+    isolation: isolated (any Actor)? = #isolation,
+    _ call: String,
+    section: String = "Waiting for a queue to empty",
+    suspect: String = "",
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: @escaping @Sendable () -> Value
+) async -> Value? {
+    await callOnItsOwnThread(
+        call,
+        hint: """
+            \(call) blocked its caller\(suspect). Apart from waitForAll(), every method of the importer hands \
+            work over and returns at once: what waits for copies is the queue (a dependency, an \
+            operation on another queue, a completion block) or a thread of the importer's own, \
+            never the caller's thread, which may be the one that has to finish those copies.
+            \(lesson.see(section))
+            """,
+        sourceLocation: sourceLocation,
+        body
+    )
 }

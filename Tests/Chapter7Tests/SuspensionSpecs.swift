@@ -8,7 +8,7 @@ struct SuspensionSpecs {
     // isSuspended = true only keeps waiting operations from starting; copies already running go
     // on. Look at pauseForEject: when may it call ready?
     // Covers: C54
-    @Test("the card is ready to eject only after the running copies finish, and nothing new starts")
+    @Test("the card is ready to eject only after the running copies finish, and nothing new starts; again when idle")
     func ejectWaitsForRunningCopies() async {
         let events = Recorder<String>()
         let source = HeldSource(events: events)
@@ -20,10 +20,16 @@ struct SuspensionSpecs {
         let running = source.running
 
         let ready = Protected(false)
-        importer.pauseForEject {
-            events.record("ready")
-            ready.withValue { $0 = true }
-        }
+        guard
+            await returning(
+                "pauseForEject(then:)", section: "Suspending stops starts, not work",
+                {
+                    importer.pauseForEject {
+                        events.record("ready")
+                        ready.withValue { $0 = true }
+                    }
+                }) != nil
+        else { return source.completeAll() }
         let tooSoon = """
             pauseForEject said the card was ready while \(running.joined(separator: " and ")) were \
             still copying. Suspending a queue does not pause operations that are executing: wait \
@@ -74,7 +80,97 @@ struct SuspensionSpecs {
             """
         )
 
-        importer.resume()
+        guard await returning("resume()", section: "Suspending stops starts, not work", { importer.resume() }) != nil
+        else { return source.completeAll() }
+        await waitUntil("the rest of the photos to import after resume()") {
+            source.completeAll()
+            return importer.queue.operationCount == 0
+        }
+
+        // A second pause, with nothing copying: the card is free at once.
+        let readyAgain = Protected(false)
+        guard
+            await returning(
+                "pauseForEject(then:) a second time", section: "Suspending stops starts, not work",
+                { importer.pauseForEject { readyAgain.withValue { $0 = true } } }) != nil
+        else { return source.completeAll() }
+        await waitUntil(
+            "the card to be ready after a second pauseForEject(then:), with nothing copying",
+            hint: """
+                A pause with no copy running has nothing to wait for: ready comes at once, also \
+                the second time. Whatever pauseForEject remembers from one pause must not stop \
+                the next one.
+                \(lesson.see("Suspending stops starts, not work"))
+                """
+        ) { readyAgain.value }
+        _ = await returning("resume()", section: "Suspending stops starts, not work") { importer.resume() }
+    }
+
+    // Between looking at what runs and suspending, the queue may start one more copy. Look at
+    // the order of the two steps in pauseForEject.
+    // Covers: C54
+    @Test("a copy that starts while pauseForEject is still suspending the queue is waited for too")
+    func ejectWaitsForACopyStartedAsItPauses() async {
+        let events = Recorder<String>()
+        let source = HeldSource(events: events)
+        let reports = Reports()
+        let queue = WatchedQueue(serialStarts: true)
+        let importer = PhotoImporter(source: source, width: 1, queue: queue, onReport: reports.callback)
+        let names = photos(3)
+        guard
+            await returning(
+                "add(_:) of three photos", section: "Configure, then enqueue",
+                {
+                    names.forEach { importer.add($0) }
+                }) != nil
+        else { return source.completeAll() }
+        await waitUntil("the first photo to start copying") { source.hasStarted(names[0]) }
+
+        // Inside pauseForEject, right before the queue is suspended: the running copy ends and
+        // the queue, not yet suspended, starts the next one.
+        queue.beforeSuspending.withValue {
+            $0 = {
+                source.complete(names[0])
+                _ = settles(within: Bound.standard) { source.hasStarted(names[1]) }
+            }
+        }
+        let ready = Protected(false)
+        guard
+            await returning(
+                "pauseForEject(then:)", section: "Suspending stops starts, not work",
+                {
+                    importer.pauseForEject {
+                        events.record("ready")
+                        ready.withValue { $0 = true }
+                    }
+                }) != nil
+        else { return source.completeAll() }
+        source.complete(names[0])  // in case pauseForEject never suspended the queue
+        await waitUntil(
+            "the report for \(names[0])",
+            hint: lesson.see("Completion blocks report results")
+        ) { reports.report(for: names[0]) != nil }
+        // Whatever pauseForEject waits for has had its chance to call ready by now if it will.
+        _ = await comesTrue(within: Bound.scaled(.milliseconds(100))) { ready.value }
+        let copying = source.running
+        #expect(
+            !ready.value || copying.isEmpty,
+            """
+            pauseForEject said the card was ready while \(copying.joined(separator: ", ")) was still \
+            copying: that copy started after pauseForEject looked at what was running and before \
+            the queue was suspended. Suspend first, then look: once the queue is suspended, nothing \
+            new starts, so what runs then is all there is to wait for.
+            Observed: \(events.timeline)
+            \(lesson.see("Suspending stops starts, not work"))
+            """
+        )
+
+        await waitUntil("the card to be ready once the running copy finished") {
+            source.completeAll()
+            return ready.value
+        }
+        guard await returning("resume()", section: "Suspending stops starts, not work", { importer.resume() }) != nil
+        else { return source.completeAll() }
         await waitUntil("the rest of the photos to import after resume()") {
             source.completeAll()
             return importer.queue.operationCount == 0

@@ -26,7 +26,9 @@ struct WaitingSpecs {
         let source = HeldSource()
         let queue = WatchedQueue()
         let importer = PhotoImporter(source: source, width: 2, queue: queue)
-        let first = importer.add("IMG_0001")
+        guard
+            let first = await returning("add(_:)", section: "Configure, then enqueue", { importer.add("IMG_0001") })
+        else { return source.completeAll() }
         await waitUntil("the first photo to start copying") { source.hasStarted("IMG_0001") }
 
         let returned = Self.waitOnItsOwnThread(importer)
@@ -44,7 +46,12 @@ struct WaitingSpecs {
             """
         )
 
-        importer.add("IMG_0002")
+        guard
+            await returning(
+                "add(_:) while another thread waits in waitForAll()", section: "Waiting for a queue to empty",
+                suspect: " (a lock that waitForAll() holds while it waits?)", { importer.add("IMG_0002") }
+            ) != nil
+        else { return source.completeAll() }
         source.complete("IMG_0001")
         await waitUntil("the first photo to finish") { first.isFinished }
         // A wait that covers only what it saw wakes up as soon as IMG_0001 finishes.

@@ -6,38 +6,57 @@ import Testing
 @Suite("A queue's width bounds how many imports run at once", .watched)
 struct WidthSpecs {
     // maxConcurrentOperationCount is the limit; without it a queue runs as many operations as the
-    // system likes. Look at how PhotoImporter's init prepares its queue.
+    // system likes. Look at how PhotoImporter prepares its queue, for add and importAll alike.
     // Covers: C53
-    @Test("no more photos copy at the same time than the importer's width", arguments: [1, 2, 3])
-    func widthIsAHardLimit(_ width: Int) async {
+    @Test(
+        "no more photos copy at the same time than the importer's width, through add and importAll",
+        arguments: ConfigurationSpecs.Entry.allCases, [1, 2, 3, 8]
+    )
+    func widthIsAHardLimit(_ entry: ConfigurationSpecs.Entry, _ width: Int) async {
         let source = HeldSource()
         // Every import starts on one serial dispatch queue, so settle() knows when the queue has
         // run every start it decided on.
         let queue = WatchedQueue(serialStarts: true)
         let importer = PhotoImporter(source: source, width: width, queue: queue)
         let names = photos(6)
-        names.forEach { importer.add($0) }
+        var call: ImportAllCall?
+        switch entry {
+        case .add:
+            guard
+                await returning(
+                    "add(_:) of six photos", section: "Configure, then enqueue",
+                    {
+                        names.forEach { importer.add($0) }
+                    }) != nil
+            else { return source.completeAll() }
+        case .importAll: call = ImportAllCall(importer, names, batchSize: names.count)
+        }
+        let expected = min(width, names.count)
 
-        await waitUntil("\(width) photo(s) to start copying") { source.started.count >= width }
+        await waitUntil("\(expected) photo(s) to start copying through \(entry.rawValue)") {
+            source.started.count >= expected
+        }
         await queue.settle()
         #expect(
             source.started.count <= width,
             """
-            With width \(width), at most \(width) copies may run at once; \
+            Through \(entry.rawValue) with width \(width), at most \(width) copies may run at once; \
             \(source.running.count) were running together (\(source.running.joined(separator: ", "))). \
-            The queue's maxConcurrentOperationCount is what limits them.
+            The queue's maxConcurrentOperationCount is what limits them, whichever method queued \
+            the work: set it once, before any import reaches the queue.
             \(lesson.see("A queue's width is a hard limit"))
             """
         )
 
         await waitUntil("all six photos to be copied") {
             source.completeAll()
-            return importer.queue.operationCount == 0
+            return importer.queue.operationCount == 0 && (call?.done.value ?? true)
         }
         #expect(
             source.peak <= width,
             """
-            With width \(width), at most \(width) copies may run at once; the peak was \(source.peak).
+            Through \(entry.rawValue) with width \(width), at most \(width) copies may run at once; \
+            the peak was \(source.peak).
             \(lesson.see("A queue's width is a hard limit"))
             """
         )
