@@ -142,7 +142,7 @@ enum CancelledBatchScenario {
         """
 }
 
-@Suite("A cancelled batch ends safely however its copies end")
+@Suite("A cancelled batch ends safely however its copies end", .watched)
 struct CancelledBatchSpecs {
     // Run in a child process, because on Linux this mistake is a memory fault. Look at where
     // importAll's bookkeeping lives: does cancelAll() cancel it too, and who keeps it afterwards?

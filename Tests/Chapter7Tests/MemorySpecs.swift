@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("Nothing outlives an importer its owner let go of")
+@Suite("Nothing outlives an importer its owner let go of", .watched)
 struct MemorySpecs {
     /// The ways an import can end before the owner lets go of the importer.
     enum Exit: String, CaseIterable, Sendable {
