@@ -26,15 +26,25 @@ extension Chapter12Specs {
             let images = ["a", "b", "c", "d"]
             for (row, image) in images.enumerated() { await list.show(image, in: row) }
             let hint = lesson.see("A width per stage")
-            let tooMany = {
-                studio.peak(stage) > width
-                    ? "\(studio.peak(stage)) \(stage)s ran at once (\(studio.began(stage).joined(separator: ", ")) began)"
-                    : nil
+            let tooMany = { () -> String? in
+                if studio.peak(stage) > width {
+                    return
+                        "\(studio.peak(stage)) \(stage)s ran at once (\(studio.began(stage).joined(separator: ", ")) began)"
+                }
+                // Held stages end only when the spec lets them go: all ended means none was held.
+                guard studio.began(stage).count == images.count, studio.running(stage).isEmpty else { return nil }
+                let place =
+                    studio.calledInATask(stage)
+                    ? "called from a Swift task, not from an operation on a queue of the \(stage) width"
+                    : "one at a time"
+                return "every row's \(stage) ran and ended, \(place), before \(width) ran at once"
             }
             guard
                 await waitUntil(
                     "\(width) \(stage)s to run at once (decode width \(widths.decodes), resize width \(widths.resizes))",
-                    hint: "Only \(studio.running(stage).count) ran while more rows waited for their \(stage). " + hint,
+                    hint: (studio.running(stage).isEmpty && studio.began(stage).count == images.count
+                        ? "" : "Only \(studio.running(stage).count) ran while more rows waited for their \(stage). ")
+                        + hint,
                     givingUpWhen: tooMany,
                     { studio.running(stage).count == width })
             else { return }
