@@ -22,6 +22,7 @@ struct MainQueueSpecs {
     // SyncEngine.stop() drops them, and at what else that touches. See "The main queue is
     // everybody's".
     // Covers: C80
+    // Paths: interference
     @Test("stop() drops the engine's waiting updates and leaves other main-queue work alone")
     func stopDropsOnlyTheEnginesUpdates() async {
         let store = Desk()
@@ -64,6 +65,7 @@ struct MainQueueSpecs {
     // pauseUpdates() and resumeUpdates() are called on the main queue. Look at what they
     // suspend. See "The main queue is everybody's".
     // Covers: C80
+    // Paths: interference
     @Test("pausing holds the engine's updates, even those already sent, while other main-queue work goes on")
     func pauseHoldsOnlyTheEnginesUpdates() async {
         let store = Desk()

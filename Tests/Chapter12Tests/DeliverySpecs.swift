@@ -163,6 +163,7 @@ extension Chapter12Specs {
         // Look at what `ImagePipeline` does when a stage throws: who hears of it, on which queue,
         // and does the next stage still run? Lesson: "Errors end the row".
         // Covers: C88, C90, C91, C16
+        // Paths: interference
         @Test(
             "a stage that fails reaches the row's callback once, on the main queue, and skips the later stages",
             arguments: [Stage.fetch, .decode, .resize])

@@ -9,6 +9,7 @@ extension Chapter12Specs {
         // Look at what `ImagePipeline.rowLeftScreen(_:)` does to a download under way and to one
         // still waiting. Lesson: "Leaving the screen" and Chapter 8.
         // Covers: C89, C50, C61
+        // Paths: reuse
         @Test("leaving the screen cancels a running fetch, drops a waiting one, and frees the slot")
         func rowLeavingCancelsItsFetch() async {
             let widths = StageWidths(fetches: 1, decodes: 1, resizes: 1)
@@ -61,6 +62,7 @@ extension Chapter12Specs {
         // Look at what `ImagePipeline.request` does with the request a row already had: whose
         // callback gets the old image? Lesson: "Exactly once" and Chapter 1.
         // Covers: C92, C91, C3, C7
+        // Paths: interference
         @Test("a row asked again for another image gets only the new one, once")
         func newerRequestForARowWins() async {
             let studio = Studio(holding: [.fetch])

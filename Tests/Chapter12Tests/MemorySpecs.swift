@@ -9,6 +9,7 @@ extension Chapter12Specs {
         // Once a row has its thumbnail, what in `ImagePipeline` still holds its operations, its
         // callback (and the cell it captured) or its bitmaps? Lesson: "Nothing kept" and Chapter 9.
         // Covers: C93, C60, C65, C66
+        // Paths: memory
         @Test("once rows got their thumbnails, no cell, bitmap or thumbnail stays in memory")
         func deliveredRowsKeepNothing() async {
             let studio = Studio()
@@ -35,6 +36,7 @@ extension Chapter12Specs {
         // Once a row has left the screen, what in `ImagePipeline` still holds its callback and the
         // cell it captured? Lesson: "Nothing kept".
         // Covers: C93, C89
+        // Paths: memory
         @Test("rows that left the screen, fetching or waiting, leave nothing in memory")
         func rowsThatLeftKeepNothing() async {
             let widths = StageWidths(fetches: 1, decodes: 1, resizes: 1)

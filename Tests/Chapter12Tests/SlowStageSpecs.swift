@@ -11,6 +11,7 @@ extension Chapter12Specs {
         // Look at the width each blocking stage's queue gets in `ImagePipeline.init`. Lesson: "A
         // width per stage".
         // Covers: C86
+        // Paths: values
         @Test(
             "decodes and resizes each keep to their own width, also when the two widths differ",
             arguments: [Stage.decode, .resize])
@@ -113,6 +114,7 @@ extension Chapter12Specs {
         // Look at what `ImagePipeline.rowLeftScreen(_:)` stops, and at what runs once a decode that
         // was under way ends. Lesson: "Leaving the screen".
         // Covers: C89, C93, C50
+        // Paths: memory
         @Test("a row that leaves the screen while it decodes is never resized, gets nothing, and frees its bitmap")
         func rowLeavingWhileDecodingGetsNothing() async {
             let studio = Studio(holding: [.decode])
@@ -153,6 +155,7 @@ extension Chapter12Specs {
         // Look at what `ImagePipeline.rowLeftScreen(_:)` does to a stage that waits in its queue,
         // not only to a fetch. Lesson: "Leaving the screen".
         // Covers: C89, C50, C93
+        // Paths: memory, interference
         @Test(
             "a row that leaves the screen while its decode or resize waits never runs it, and leaves nothing in memory",
             arguments: [Stage.decode, .resize])
@@ -298,6 +301,7 @@ extension Chapter12Specs {
         // Look at how `ImagePipeline` tells a row's newest request from an older one whose result
         // is already on its way to the main queue. Lesson: "Exactly once" and Chapter 1.
         // Covers: C92, C91
+        // Paths: interference
         @Test("a row asked again while its old thumbnail is on its way to the main queue gets only the new one")
         func newerRequestWinsOverAResultOnItsWay() async {
             let studio = Studio(holding: [.resize])

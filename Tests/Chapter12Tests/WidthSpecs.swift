@@ -10,6 +10,7 @@ extension Chapter12Specs {
         // finishes: while its fetch is under way, or when the fetch has ended? Lesson: "A width per
         // stage" and Chapter 8.
         // Covers: C86, C53, C61
+        // Paths: values
         @Test(
             "no more fetches run at once than the fetch width, and the next starts when one ends",
             arguments: [1, 3])

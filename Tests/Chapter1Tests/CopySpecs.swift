@@ -9,6 +9,7 @@ extension Chapter1Specs {
         // Hint: ListAdder and AdderOperation, "Give the work its own copy". This runs in a child
         // process because the bug it looks for crashes: where does a sum read its numbers from?
         // Covers: C2, C5
+        // Paths: reuse
         @Test("removing numbers while a sum runs cannot crash it")
         func shrinkingTheListDuringASumIsSafe() async {
             let outcome = await #expect(
@@ -31,6 +32,7 @@ extension Chapter1Specs.CopySpecs {
     // Hint: ListAdder and AdderOperation, "Give the work its own copy". A sum that reads the
     // model's list races with the main queue's next edit, even when it checks isCancelled first.
     // Covers: C2, C3
+    // Paths: reuse
     @Test("edits that land while the previous sum is reading end on the right total, shown on the main queue")
     @MainActor
     func editsDuringSumsEndOnTheRightTotal() async {

@@ -9,6 +9,7 @@ extension Chapter1Specs {
         // Hint: ListAdder, "Release the model on the main queue". Which closure or thread holds
         // the model strongly while a sum runs? And once the model is gone, who needs its sum?
         // Covers: C10, C4
+        // Paths: memory
         @Test("dropping the model while a sum runs releases it at once, on the main queue, and stops the sum")
         func modelIsReleasedOnTheMainQueue() async {
             let driver = SumDriver()

@@ -10,6 +10,7 @@ extension Chapter1Specs {
         // Remember which recalculation is the newest, and drop a result from any other one,
         // even one for a list of the same length.
         // Covers: C3, C7
+        // Paths: reuse, interference
         @Test("a long sum that ends after a newer one does not overwrite it")
         func lateOldTotalIsDiscarded() async {
             let driver = SumDriver()
@@ -53,6 +54,7 @@ extension Chapter1Specs {
         // Hint: ListAdder, "Never let a stale total win". Cancelling the old sum is not enough:
         // it may already have finished. Decide on the main queue, when the result arrives.
         // Covers: C3, C7
+        // Paths: interference
         @Test("a result that reaches the main queue after the list changed again is not shown")
         func resultForAnOldListIsNotShown() async {
             let driver = SumDriver()

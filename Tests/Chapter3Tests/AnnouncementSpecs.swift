@@ -101,6 +101,7 @@ struct FinishingIsAnnounced {
 
     // Look at finish() in AsyncOperation: the queue runs the completion block only once it hears isFinished.
     // Covers: C20
+    // Paths: collaborators
     @Test("the completion block runs once the work ends", .preflight)
     func completionBlockRuns() async {
         let trace = Recorder<Moment>()

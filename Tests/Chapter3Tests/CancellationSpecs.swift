@@ -169,6 +169,7 @@ struct CancelledOperationsFinish {
     // Look at finish() in AsyncOperation: what happens when it runs again, or from two threads at once.
     // Read "Finish once, on every path".
     // Covers: C22
+    // Paths: reuse
     @Test("finishing again, from two threads at once, changes nothing and announces nothing", .preflightFinishingAgain)
     func finishingAgainChangesNothing() async {
         let trace = Recorder<Moment>()
@@ -230,6 +231,7 @@ struct CancelledOperationsFinish {
     // Look at finish() in AsyncOperation: is "is it still running?" checked in the same critical
     // section that marks it finished? Read "One critical section for all the state".
     // Covers: C22
+    // Paths: reuse
     @Test(
         "two threads finishing a running greeting at the same moment announce it finished once",
         .preflightFinishingAgain)

@@ -116,6 +116,7 @@ struct StartReturnsEarly {
     // Look at the first check in AsyncOperation.start(): what does a second call find?
     // Read "Your own start(), never the inherited one".
     // Covers: C18
+    // Paths: reuse
     @Test(
         "start() called again, while the work runs and after it ended, launches nothing and announces nothing",
         .preflightStartingAgain)

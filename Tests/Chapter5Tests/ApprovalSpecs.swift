@@ -179,6 +179,7 @@ struct ApprovalSpecs {
     // Approval.grant() and deny(): an approval is decided once. The later call must change
     // nothing that the waiting step sees afterwards. See "Readiness is a dependency".
     // Covers: C41
+    // Paths: reuse
     @Test(
         "the first decision on an approval stands; a second one changes nothing",
         arguments: Decisions.allCases)

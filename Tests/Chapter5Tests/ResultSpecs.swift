@@ -66,6 +66,7 @@ struct ResultSpecs {
     // step is often made at the address of one that has just been freed. See "Pass results
     // through the operations".
     // Covers: C40
+    // Paths: memory
     @Test("a new step reports no output until it has run, though steps before it have run and gone")
     func newStepHasNoOutputYet() {
         // Everything happens on this one thread, with no allocation between freeing one step and
@@ -115,6 +116,7 @@ struct ResultSpecs {
     // BuildStep.output and main(): is anything shared between two plans that use the same
     // titles? See "Pass results through the operations".
     // Covers: C40
+    // Paths: interference
     @Test("two builds with the same step titles each see their own outputs")
     func twoBuildsKeepTheirOwnOutputs() async throws {
         let recorder = Recorder<Event>()

@@ -8,6 +8,7 @@ struct ConfigurationSpecs {
     // Look at the order of the lines in PrintShop.submit: once the press holds the job, a
     // priority, quality of service or dependency set afterwards may come too late.
     // Covers: C48, C46
+    // Paths: values
     @Test(
         "the press receives each job with its priority, quality of service and prerequisites already set",
         arguments: Urgency.allCases
@@ -71,6 +72,7 @@ struct ConfigurationSpecs {
     // never change its queuePriority or qualityOfService, whether it is less urgent than the new
     // job or more.
     // Covers: C48, C46
+    // Paths: values
     @Test(
         "submitting a job leaves the priority and quality of service of each prerequisite, less urgent or more, as they were"
     )

@@ -81,6 +81,7 @@ struct DependencySpecs {
     // The bindery is another queue: nothing set on the press can hold its jobs back, and its
     // jobs do not wait behind the press's. Only a dependency reaches across queues.
     // Covers: C45, C46
+    // Paths: interference
     @Test("binding waits for a rush print job on another, busy press; bulk work there does not")
     func dependencyHoldsAcrossPresses() async {
         let printShop = PrintShop()

@@ -15,6 +15,7 @@ struct PressOrderSpecs {
     // A width-1 queue is not first-in-first-out: when the press is free it starts the ready job
     // with the highest queuePriority. Look at Urgency.queuePriority and the lesson's table.
     // Covers: C43, C47
+    // Paths: values
     @Test(
         "jobs waiting on a paused press print most urgent first once it resumes",
         arguments: batches
@@ -48,6 +49,7 @@ struct PressOrderSpecs {
     // Jobs that arrive while the press is busy wait; when it frees up, the queue picks the most
     // urgent of them, whatever their order of arrival. Look at Urgency.queuePriority.
     // Covers: C43, C47
+    // Paths: values
     @Test(
         "jobs that arrive while the press is busy print most urgent first",
         arguments: Urgency.allCases

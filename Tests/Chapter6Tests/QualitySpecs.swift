@@ -8,6 +8,7 @@ struct QualitySpecs {
     // Look at Urgency.qualityOfService and at where PrintShop.submit puts the printing: the
     // job's quality of service covers only the work the job itself runs, not a completion block.
     // Covers: C49, C48
+    // Paths: values
     @Test(
         "each job prints as its own work, at the quality of service its urgency gives",
         arguments: Urgency.allCases

@@ -8,6 +8,7 @@ struct UrgencyMappingSpecs {
     // Look at Urgency.queuePriority and the lesson's table: the press picks among ready jobs by
     // queuePriority, so the urgencies need distinct, descending priorities.
     // Covers: C43
+    // Paths: values
     @Test("a more urgent job gets a higher queue priority", arguments: Urgency.allCases)
     func queuePriority(of urgency: Urgency) {
         let expected = expectedPriority(urgency)
@@ -26,6 +27,7 @@ struct UrgencyMappingSpecs {
     // Look at Urgency.qualityOfService and the lesson's table: Swift has no threadPriority on
     // Linux; quality of service takes its place. Name the case, never a raw value.
     // Covers: C49
+    // Paths: values
     @Test("a more urgent job never runs at a lower quality of service", arguments: Urgency.allCases)
     func qualityOfService(of urgency: Urgency) {
         let expected = expectedQuality(urgency)

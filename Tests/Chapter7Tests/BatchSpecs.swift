@@ -18,6 +18,7 @@ struct BatchSpecs {
     // Adding hundreds of operations at once costs memory and gains nothing. Look at how many
     // imports importAll hands the queue before any of them has finished.
     // Covers: C57, C58
+    // Paths: values
     @Test(
         "a large import never leaves more unfinished imports in the queue than one batch; an empty one just ends",
         arguments: [(1, 30), (10, 120), (25, 120), (500, 120), (10, 0)]

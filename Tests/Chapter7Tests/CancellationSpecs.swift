@@ -80,6 +80,7 @@ struct CancellationSpecs {
     // There is no way to take one operation out of a queue but one. Look at what remove(_:) does
     // to the import itself, and at what the importer still knows about it afterwards.
     // Covers: C52, C60
+    // Paths: collaborators
     @Test("removing a waiting photo cancels it: it is never copied, the queue empties, its outcome stays known")
     func removeCancels() async {
         let source = HeldSource()
@@ -262,6 +263,7 @@ struct CancellationSpecs {
     // the mark cancelAll leaves for the feeder: does an import that begins later find it, or
     // another importer's feeder?
     // Covers: C51, C57
+    // Paths: reuse, interference
     @Test("after cancelAll() the importer imports again, and cancelAll() never reached another importer")
     func importsAgainAfterCancelAll() async {
         let source = HeldSource()

@@ -147,6 +147,7 @@ struct CancelledBatchSpecs {
     // Run in a child process, because on Linux this mistake is a memory fault. Look at where
     // importAll's bookkeeping lives: does cancelAll() cancel it too, and who keeps it afterwards?
     // Covers: C51, C57
+    // Paths: collaborators
     @Test("a batched import cancelled while its copies run ends once when those copies end one by one")
     func cancelledBatchEndsOneByOne() async {
         LastWords.forget(CancelledBatchScenario.name)

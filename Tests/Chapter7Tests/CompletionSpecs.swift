@@ -8,6 +8,7 @@ struct CompletionSpecs {
     // The completion block runs after the operation finishes and receives nothing. Look at when
     // PhotoImporter reads the outcome it reports.
     // Covers: C56
+    // Paths: interference
     @Test("each report carries the photo's outcome, known only once the copy is done")
     func reportsCarryTheOutcome() async {
         let source = HeldSource()

@@ -104,6 +104,7 @@ struct MemorySpecs {
     // operation, and the importer keeps every import. Look at what each completion block (and
     // anything else the importer hands out) captures.
     // Covers: C81, C56
+    // Paths: memory, collaborators
     @Test(
         "once its imports ended and the owner let go, the importer and every import are freed",
         arguments: Exit.allCases

@@ -8,6 +8,7 @@ struct ReferenceSpecs {
     // A queue lets go of an operation as soon as it finishes, so queue.operations cannot find it
     // afterwards. Look at where outcome(of:) searches, for photos from add and from importAll.
     // Covers: C60
+    // Paths: collaborators
     @Test(
         "the outcome of a photo is known while it copies and after the queue let go of it",
         arguments: ConfigurationSpecs.Entry.allCases

@@ -8,6 +8,7 @@ struct WidthSpecs {
     // maxConcurrentOperationCount is the limit; without it a queue runs as many operations as the
     // system likes. Look at how PhotoImporter prepares its queue, for add and importAll alike.
     // Covers: C53
+    // Paths: values
     @Test(
         "no more photos copy at the same time than the importer's width, through add and importAll",
         arguments: ConfigurationSpecs.Entry.allCases, [1, 2, 3, 8]

@@ -9,6 +9,7 @@ struct LaunchingTheWork {
     // returns": who creates the Task, what keeps the operation unfinished after start() returns,
     // and what does a second start() find?
     // Covers: C17, C18, C61
+    // Paths: reuse
     @Test(
         "after start() returns, the fetch is waiting and the operation is executing, not finished; start() again launches nothing",
         .preflightStartingAgain)
@@ -98,6 +99,7 @@ struct LaunchingTheWork {
     // Look at where start() creates the Task, and the lesson's "Give the Task the operation's
     // priority": a Task made outside any task does not take the operation's quality of service.
     // Covers: C73
+    // Paths: values
     @Test(
         "started by hand from a thread of another class, the work runs at the operation's own task priority",
         .preflight,

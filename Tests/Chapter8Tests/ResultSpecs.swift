@@ -8,6 +8,7 @@ struct PublishingTheResult {
     // Look at finish(with:) and the lesson's "Publish the result, then announce": what can a
     // dependent or a completion block read at the moment it hears that the operation finished?
     // Covers: C22, C61
+    // Paths: collaborators
     @Test("the thumbnail is readable from every read that sees isFinished true, and from dependents", .preflight)
     func resultBeforeFinished() async {
         let loader = ScriptedLoader()
@@ -92,6 +93,7 @@ struct PublishingTheResult {
     // Look at finish(with:) and the lesson's "Finish when the work ends, once": what does a
     // second call do to the result, the flags and the operation's listeners?
     // Covers: C22, C61
+    // Paths: reuse
     @Test("finishing again after the work ended changes nothing a user can see", .preflightFinishingAgain)
     func finishingTwiceHasNoEffect() async {
         let loader = ScriptedLoader()
@@ -169,6 +171,7 @@ struct PublishingTheResult {
     // Look at finish(with:) in ThumbnailOperation: is "has it finished yet?" asked in the same
     // critical section that publishes the outcome? See "Finish when the work ends, once".
     // Covers: C22
+    // Paths: reuse
     @Test(
         "two finishes at the same moment, the second just after the first checked the state, publish one outcome once",
         .preflightFinishingAgain)
