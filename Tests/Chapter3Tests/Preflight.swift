@@ -16,8 +16,6 @@ import Testing
 /// deadlocks (an `NSLock` re-entered) would stop or hang every spec of the run. If the trial process
 /// does either, the first spec to ask reports it, and every spec stops before touching that code.
 enum Preflight {
-    private static let trials = Mutex<[String: Task<Bool, Never>]>([:])
-
     /// Whether a greeting's whole life ran without trapping or hanging; records an issue if not.
     ///
     /// The trial covers only what every spec does. A mistake on a path only some specs take
@@ -83,40 +81,15 @@ enum Preflight {
         }
     }
 
-    /// Runs trial `name` once per test run, in a process of its own, and tells every spec that asks
-    /// whether it survived; the first to ask reports how it failed, the others that they did not run.
+    /// Runs trial `name` once per test run (`TrialRuns`); the first spec to ask reports how it
+    /// failed, the others that they did not run.
     private static func survives(
         _ name: String, what: String, see section: String, sourceLocation: SourceLocation,
         _ run: @escaping @Sendable () async -> Bool
     ) async -> Bool {
-        // Under ThreadSanitizer a race in the trial process would stop every spec, and the report
-        // would not reach this process's log: there the specs run the code directly.
-        guard !underThreadSanitizer else { return true }
-        let (task, isFirst) = trials.withLock { trials -> (Task<Bool, Never>, Bool) in
-            if let trial = trials[name] { return (trial, false) }
-            let task = Task { await run() }
-            trials[name] = task
-            return (task, true)
-        }
-        let survived = await task.value
-        if !survived && !isFirst {
-            Issue.record(
-                """
-                This spec did not run: in a trial run of its own, \(what) (another spec of this run \
-                reports how). \(lesson.see(section))
-                """, sourceLocation: sourceLocation)
-        }
-        return survived
+        await TrialRuns.survives(
+            "chapter 3: \(name)", what: what, see: lesson.see(section), sourceLocation: sourceLocation, run)
     }
-
-    /// Whether ThreadSanitizer watches this process (its runtime is linked in).
-    private static let underThreadSanitizer: Bool = {
-        #if canImport(Darwin)
-            dlsym(UnsafeMutableRawPointer(bitPattern: -2), "__tsan_init") != nil  // RTLD_DEFAULT
-        #else
-            dlsym(nil, "__tsan_init") != nil  // RTLD_DEFAULT
-        #endif
-    }()
 
     private static func runTrial(sourceLocation: SourceLocation) async -> Bool {
         let result = await #expect(
