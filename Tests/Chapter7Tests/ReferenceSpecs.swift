@@ -94,15 +94,21 @@ struct ReferenceSpecs {
         func said() -> [String] { reports.log.all.filter { $0.photo == again }.map { "\($0.outcome)" } }
         source.complete(copying)
         // The cancelled import leaves first; the new one then copies and is held.
-        await waitUntil(
-            "the cancelled \(again) to be reported (reports: \(reports.log.timeline))",
-            hint: lesson.see("Completion blocks report results"),
-            givingUpWhen: {
-                if importer.queue.isSuspended { return "the queue is suspended, so the cancelled import cannot finish" }
-                if source.hasStarted(again) && !jobs[1].isFinished { return "the cancelled \(again) started copying" }
-                return nil
-            }
-        ) { jobs[1].isFinished && !said().isEmpty }
+        guard
+            await waitUntil(
+                "the cancelled \(again) to be reported (reports: \(reports.log.timeline))",
+                hint: lesson.see("Completion blocks report results"),
+                givingUpWhen: {
+                    if importer.queue.isSuspended {
+                        return "the queue is suspended, so the cancelled import cannot finish"
+                    }
+                    if source.hasStarted(again) && !jobs[1].isFinished {
+                        return "the cancelled \(again) started copying"
+                    }
+                    return nil
+                },
+                { jobs[1].isFinished && !said().isEmpty })
+        else { return source.completeAll() }
         await waitUntil("\(again), added again, to start copying") { source.hasStarted(again) }
         source.complete(again, bytes: 2_048)
         await waitUntil(
