@@ -131,4 +131,72 @@ struct BatchSpecs {
         }
         await call.expectDoneOnce("after its last batch")
     }
+
+    // importAll may be called again while an earlier call still feeds its batches. Look at where
+    // importAll keeps the photos it has yet to add and the done it calls at the end: in the
+    // importer, which both calls share, or with the call itself.
+    // Covers: C57
+    // Paths: interference
+    @Test("two importAll calls at once on one importer each call their own done once, after their own photos")
+    func twoImportAllsAtOnce() async {
+        let events = Recorder<String>()
+        let source = HeldSource(events: events)
+        let queue = WatchedQueue()
+        let importer = PhotoImporter(source: source, width: 2, queue: queue)
+        let calls = [("first", photos(4)), ("second", photos(4, from: 101))]
+        let returned = Protected(0)
+        for (call, names) in calls {
+            Thread.detachNewThread {
+                importer.importAll(names, batchSize: 2) { events.record("\(call) done") }
+                returned.withValue { $0 += 1 }
+            }
+        }
+        defer { source.completeAll() }
+        func doneCalls(_ call: String) -> Int { events.all.filter { $0 == "\(call) done" }.count }
+        guard
+            await waitUntil(
+                "both importAll calls to return",
+                hint: """
+                    importAll hands work to the queue and returns.
+                    \(lesson.see("Configure, then enqueue"))
+                    """,
+                { returned.value == 2 })
+        else { return }
+        await waitUntil(
+            "each importAll call to call its done",
+            hint: lesson.see("Feed a queue in batches"),
+            givingUpWhen: {
+                let twice = calls.map(\.0).filter { doneCalls($0) > 1 }
+                return twice.isEmpty ? nil : "the \(twice.joined(separator: " and ")) call's done came twice"
+            }
+        ) {
+            source.completeAll()
+            return calls.allSatisfy { doneCalls($0.0) > 0 }
+        }
+        _ = await comesTrue(within: Bound.scaled(.milliseconds(20))) { calls.contains { doneCalls($0.0) > 1 } }
+        for (call, names) in calls {
+            let early = names.filter { !events.recorded("\($0) completed", before: "\(call) done") }
+            #expect(
+                doneCalls(call) == 1 && early.isEmpty,
+                """
+                Two importAll calls ran at once on one importer. The \(call) call's done came \
+                \(doneCalls(call)) times\(early.isEmpty ? "" : ", before \(early.joined(separator: ", ")) had been copied"); \
+                expected once, after its own four photos. Each call has its own photos and its own \
+                done: kept in the importer, a second call overwrites what the first one still needs.
+                Observed: \(events.timeline)
+                \(lesson.see("Feed a queue in batches"))
+                """
+            )
+        }
+        #expect(
+            queue.peakUnfinished <= 4,
+            """
+            Two importAll calls in batches of 2 ran at once, so the queue should never hold more \
+            than one batch of each, 4 unfinished imports; right after one hand-off it held \
+            \(queue.peakUnfinished). Each call adds its next batch only when its current one has finished.
+            \(lesson.see("Feed a queue in batches"))
+            """
+        )
+        queue.letGo()
+    }
 }

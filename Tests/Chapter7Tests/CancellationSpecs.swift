@@ -140,6 +140,71 @@ struct CancellationSpecs {
         )
     }
 
+    // cancel() asks an operation's own code to stop; an import that has finished has no code left
+    // to ask. Look at what remove(_:) changes besides the import's cancel flag.
+    // Covers: C52, C60
+    // Paths: reuse
+    @Test("removing a photo that was already imported, or removing one twice, changes nothing it did")
+    func removeAfterTheEndChangesNothing() async {
+        let source = HeldSource()
+        let reports = Reports()
+        let importer = PhotoImporter(source: source, width: 1, onReport: reports.callback)
+        let (imported, waiting) = ("IMG_0001", "IMG_0002")
+        guard
+            let jobs = await returning(
+                "add(_:) of two photos", section: "Configure, then enqueue",
+                { [imported, waiting].map { importer.add($0) } })
+        else { return source.completeAll() }
+        await waitUntil("\(imported) to start copying") { source.hasStarted(imported) }
+        source.complete(imported, bytes: 3_000)
+        await waitUntil(
+            "the report for \(imported)", hint: lesson.see("Completion blocks report results")
+        ) { reports.report(for: imported) != nil }
+        await waitUntil("\(waiting) to start copying") { source.hasStarted(waiting) }
+
+        // The imported photo is removed twice after it finished; the other one twice while it copies.
+        guard
+            await returning(
+                "remove(_:) twice, of a finished import and of a copying one",
+                section: "Cancelling is the only way out of a queue",
+                { () -> Void in
+                    jobs.forEach { importer.remove($0) }
+                    jobs.forEach { importer.remove($0) }
+                }) != nil
+        else { return source.completeAll() }
+        source.complete(waiting)
+        await waitUntil(
+            "the report for \(waiting)", hint: lesson.see("Completion blocks report results")
+        ) { reports.report(for: waiting) != nil }
+        _ = await comesTrue(within: Bound.scaled(.milliseconds(20))) { reports.log.count > 2 }
+        guard
+            let known = await returning(
+                "outcome(of:)", section: "Keep your own references",
+                { [imported, waiting].map { importer.outcome(of: $0) } })
+        else { return source.completeAll() }
+        let answers = zip([imported, waiting], known).map { "\($0): \($1.map { "\($0)" } ?? "nil")" }
+        #expect(
+            known == [.imported(bytes: 3_000), .cancelled] && jobs.map(\.outcome) == known,
+            """
+            \(imported) had been imported (3000 bytes) when it was removed, twice; \(waiting) was \
+            removed twice while it copied. outcome(of:) then answered \(answers.joined(separator: ", ")) \
+            and the imports held \(jobs.map { "\($0.outcome)" }.joined(separator: ", ")); expected \
+            imported(bytes: 3000) and cancelled. remove(_:) cancels, and a cancel only asks the \
+            import's own code to stop: a finished import has nothing left to stop, so what it did \
+            stays what the importer knows, however often it is removed.
+            \(lesson.see("Keep your own references"))
+            """
+        )
+        #expect(
+            reports.log.count == 2,
+            """
+            Two imports finished, so two reports were expected; they were \(reports.log.timeline). \
+            Removing an import again, or after it finished, reports nothing new.
+            \(lesson.see("Completion blocks report results"))
+            """
+        )
+    }
+
     // A queue can cancel only the operations it holds. Look at what else cancelAll must stop
     // while importAll still has batches to add, and in which order cancelAll does its two steps.
     // Covers: C51, C57

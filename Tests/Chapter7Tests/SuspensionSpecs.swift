@@ -176,4 +176,70 @@ struct SuspensionSpecs {
             return importer.queue.operationCount == 0
         }
     }
+
+    // A cancelled copy still writes the card until it returns: cancel() only sets a flag. Look at
+    // which imports pauseForEject waits for, and whether a cancel takes one off that list.
+    // Covers: C54
+    // Paths: reuse
+    @Test("pausing right after cancelAll() waits for the cancelled copies that still write the card")
+    func ejectAfterCancelAllWaitsForCancelledCopies() async {
+        let events = Recorder<String>()
+        let source = HeldSource(events: events)
+        let reports = Reports()
+        let queue = WatchedQueue(serialStarts: true)
+        let importer = PhotoImporter(source: source, width: 2, queue: queue, onReport: reports.callback)
+        guard
+            await returning(
+                "add(_:) of four photos", section: "Configure, then enqueue", { photos(4).forEach { importer.add($0) } }
+            )
+                != nil
+        else { return source.completeAll() }
+        await waitUntil("two photos to start copying") { source.started.count >= 2 }
+        let running = source.running
+
+        let ready = Protected(false)
+        guard
+            await returning(
+                "cancelAll(), then pauseForEject(then:)", section: "Suspending stops starts, not work",
+                { () -> Void in
+                    importer.cancelAll()
+                    importer.pauseForEject {
+                        events.record("ready")
+                        ready.withValue { $0 = true }
+                    }
+                }) != nil
+        else { return source.completeAll() }
+        // A ready that does not wait for the cancelled copies comes now; the window closes early.
+        _ = await comesTrue(within: Bound.scaled(.milliseconds(100))) { ready.value }
+        source.complete(running[0])
+        await waitUntil(
+            "the report for \(running[0]), cancelled while it copied",
+            hint: lesson.see("Completion blocks report results")
+        ) { reports.report(for: running[0]) != nil }
+        await queue.settle()
+        _ = await comesTrue(within: Bound.scaled(.milliseconds(20))) { ready.value }
+        source.complete(running[1])
+        await waitUntil(
+            "the card to be ready once the cancelled copies returned",
+            hint: lesson.see("Suspending stops starts, not work"),
+            givingUpWhen: { source.started.count > 2 ? "copies started while paused: \(source.started)" : nil }
+        ) { ready.value }
+        #expect(
+            events.recorded("\(running[1]) completed", before: "ready"),
+            """
+            pauseForEject, called right after cancelAll(), said the card was ready while \
+            \(running.joined(separator: " and ")), cancelled while they copied, were still writing \
+            it. A cancel only sets a flag: a cancelled import goes on executing until its copy \
+            returns, so it is among the copies to wait for.
+            Observed: \(events.timeline)
+            \(lesson.see("Suspending stops starts, not work"))
+            """
+        )
+        guard await returning("resume()", section: "Suspending stops starts, not work", { importer.resume() }) != nil
+        else { return source.completeAll() }
+        await waitUntil("the cancelled photos to leave the queue after resume()") {
+            source.completeAll()
+            return importer.queue.operationCount == 0
+        }
+    }
 }
