@@ -214,16 +214,30 @@ struct WidthSpecs {
     }
 
     // Look at where the importer gets the priority its copies run at: from the task that asks
-    // for each import, or once, from the first caller? Lesson: "Priority comes with the task
-    // tree".
-    // Covers: C99
+    // for each import, or once, from the first caller? And does its width hold for the first
+    // import? Lessons: "Priority comes with the task tree", "A width is yours to keep".
+    // Covers: C99, C94
     // Paths: values, reuse
-    @Test("one importer serves callers of two priorities: each import's copies run at its own caller's")
+    @Test(
+        "one importer serves callers of two priorities, one at a time within its width: each import's copies run at its own caller's"
+    )
     func eachImportRunsAtItsCallersPriority() async {
-        let card = Card()
-        let importer = Importer(card: card, width: 2)
+        let card = Card(holding: ["u1", "u2"])
+        defer { card.releaseAll() }
+        let importer = Importer(card: card, width: 1)
         let hint = lesson.see("Priority comes with the task tree")
         let urgent = RunningImport(importer, ["u1", "u2"], priority: .high)
+        guard
+            await waitUntil(
+                "a copy of the import asked for at high priority to begin", hint: hint,
+                givingUpWhen: beyond(1, on: card), { card.running.count == 1 })
+        else { return }
+        let extra = await comesTrue(within: window) { card.peak > 1 }
+        #expect(
+            !extra,
+            "With a width of 1, \(card.peak) copies ran at once (\(card.began.joined(separator: ", ")) began). \(lesson.see("A width is yours to keep"))"
+        )
+        card.releaseAll()
         guard await waitUntil("the import asked for at high priority to end", hint: hint, { urgent.result != nil })
         else { return }
         let background = RunningImport(importer, ["b1", "b2"], priority: .background)
