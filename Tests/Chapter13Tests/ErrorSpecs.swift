@@ -10,6 +10,7 @@ struct ErrorSpecs {
     // wait for the main actor, busy here? Lessons: "An error ends the group", "Progress as it
     // happens".
     // Covers: C98, C95
+    // Paths: collaborators
     @Test(
         "a copy that throws ends the import with its error: copies under way are cancelled, and none starts, even while the import reports progress"
     )
@@ -91,5 +92,136 @@ struct ErrorSpecs {
             \(running.ending).
             \(hint)
             """)
+    }
+
+    // Look at where a failed copy leaves its mark: on its own import, or on the importer every
+    // import shares? Lesson: "An error ends the group".
+    // Covers: C98
+    // Paths: interference
+    @Test(
+        "a copy that throws ends its own import only: another import on the same importer still copies and returns its photos"
+    )
+    func aFailureLeavesAnotherImportAlone() async {
+        let outcome = await #expect(
+            processExitsWith: .success,
+            """
+            The child process stopped: an import whose copy was skipped, though nothing had stopped \
+            that import, went on to return a photo it never copied. \(lesson.see("An error ends the group"))
+            """
+        ) {
+            await ErrorSpecs.failOneOfTwoImports()
+        }
+        LastWords.explain(outcome)
+    }
+
+    /// Fails a copy of one import while another import's copy waits for a slot, then looks at
+    /// what the other import copied and returned. Runs in an exit test: an import that skips a
+    /// copy by mistake may trap when it returns its photos.
+    static func failOneOfTwoImports() async {
+        // a2 has gone too far to stop: the failed import lasts until the spec lets a2 end.
+        let card = Card(holding: ["a1", "b1", "b2"], stubborn: ["a2"])
+        defer { card.releaseAll() }
+        let importer = Importer(card: card, width: 3)
+        let hint = lesson.see("An error ends the group")
+        let first = RunningImport(importer, ["a1", "a2"])
+        guard
+            await waitUntil(
+                "a1 and a2 to begin", hint: hint, givingUpWhen: beyond(3, on: card), { card.running.count == 2 })
+        else { return }
+        let second = RunningImport(importer, ["b1", "b2"])
+        guard
+            await waitUntil(
+                "a copy of the second import to begin", hint: hint, givingUpWhen: beyond(3, on: card),
+                { card.running.count == 3 })
+        else { return }
+        let waiting = card.saw("b1 began") ? "b2" : "b1"
+        card.fail("a1")
+        guard
+            await waitUntil(
+                "\(waiting), of the second import, to begin in the slot a1 gave back", timeout: patience,
+                hint: """
+                    a1, of the first import, could not be read; the card saw \(card.events.timeline), \
+                    and the second import \(second.ending). A failure stops the import it belongs to: \
+                    its mark is that import's own, not one the importer keeps for every import. \(hint)
+                    """,
+                givingUpWhen: { second.result.map { _ in "the second import \(second.ending)" } },
+                { card.saw("\(waiting) began") })
+        else { return }
+        card.release("a2")
+        guard await waitUntil("the first import to end once a2 ended", hint: hint, { first.result != nil })
+        else { return }
+        card.releaseAll()
+        guard await waitUntil("the second import to end", hint: hint, { second.result != nil }) else { return }
+        #expect(
+            first.ending == "threw “a1 cannot be read”" && second.ending == "returned b1, b2",
+            """
+            a1, of the first import, could not be read while the second import copied. Expected the \
+            first import to throw a1's error and the second to return b1 and b2; the first \
+            \(first.ending), the second \(second.ending), and the card saw \(card.events.timeline).
+            \(hint)
+            """)
+    }
+
+    // Look at what a failed copy does between its error and the slot it gives back, and at
+    // which error reaches the import's loop first. Lesson: "An error ends the group".
+    // Covers: C98
+    // Paths: reuse
+    @Test(
+        "the slot a failed copy gives back starts no copy of its import, which throws that copy's error, round after round"
+    )
+    func aFailedCopysSlotStartsNothing() async {
+        let outcome = await #expect(
+            processExitsWith: .success,
+            "The child process that failed copies round after round stopped before it could judge. \(lesson.see("An error ends the group"))"
+        ) {
+            await ErrorSpecs.failRoundAfterRound()
+        }
+        LastWords.explain(outcome)
+    }
+
+    /// Fails the first of two copies, width 1, while the other waits for its slot, round after
+    /// round. Runs in an exit test, whose threads no other spec keeps busy: the copy handed the
+    /// slot then runs at once, as it would in an app, and not once a busy pool gets to it.
+    static func failRoundAfterRound() async {
+        let hint = lesson.see("An error ends the group")
+        // The failed copy hands its slot to the copy waiting for it; whether that copy looks at
+        // the mark before the failed one sets it, and whose error reaches the loop first, is
+        // decided by the scheduler between two lines of the importer's own code, where no
+        // collaborator of the spec's runs: the rounds repeat. A failure marked after its slot was
+        // handed on, and a skipped copy that throws CancellationError, were each caught in 15 to
+        // 70 rounds of 200 (measured on Linux with the machine busy).
+        let rounds = Int(40 * Bound.scale)
+        for round in 1...rounds {
+            let card = Card(holding: ["x", "y"])
+            defer { card.releaseAll() }
+            let running = RunningImport(Importer(card: card, width: 1), ["x", "y"])
+            guard
+                await waitUntil(
+                    "round \(round)'s first copy to begin", hint: hint, givingUpWhen: beyond(1, on: card),
+                    { !card.began.isEmpty })
+            else { return }
+            let (failing, other) = card.began[0] == "x" ? ("x", "y") : ("y", "x")
+            // The other copy gets in line for the slot.
+            _ = await comesTrue(within: Bound.scaled(.milliseconds(2))) { card.saw("\(other) began") }
+            card.fail(failing)
+            guard
+                await waitUntil(
+                    "round \(round)'s import to end once \(failing) failed", timeout: patience,
+                    hint: "The card saw \(card.events.timeline). \(hint)", { running.result != nil })
+            else { return }
+            guard !card.saw("\(other) began"), running.ending == "threw “\(failing) cannot be read”" else {
+                Issue.record(
+                    """
+                    In round \(round) of \(rounds), \(failing) could not be read while \(other) waited for \
+                    its slot; the card saw \(card.events.timeline), and the import \(running.ending). \
+                    Expected \(other) never to begin and the import to throw \(failing)'s error. Mark \
+                    the import stopped before the failed copy gives its slot back, and let a copy \
+                    that finds the mark return no photo (or keep the first error with the mark and \
+                    throw that), so that no CancellationError of a skipped copy overtakes it.
+                    \(hint)
+                    """)
+                return
+            }
+        }
     }
 }

@@ -11,15 +11,16 @@ struct LifetimeSpecs {
         var description: String { "a damaged sector" }
     }
 
-    // Look at what the importer keeps of an import once it has ended, returned or thrown: its
-    // task keeps the photos or the error until the task is let go. Lesson: "Cancelling from
-    // outside the tree".
+    // Look at what the importer keeps of an import once it has ended, returned, thrown or been
+    // cancelled (by its caller or by cancelAll()): its task keeps the photos or the error until
+    // the task is let go. Lesson: "Cancelling from outside the tree".
     // Covers: C97
+    // Paths: memory, collaborators
     @Test(
-        "once an import has returned or thrown, the importer keeps neither its photos nor its error, and lets itself go"
+        "once an import has returned, thrown or been cancelled, the importer keeps neither its photos nor its error, and lets itself go"
     )
     func finishedImportsAreLetGo() async {
-        let card = Card(holding: ["a", "b"])
+        let card = Card(holding: ["a", "b", "y", "z"])
         defer { card.releaseAll() }
         var importer: Importer? = Importer(card: card, width: 1)
         let owner = WeakReference(importer)
@@ -50,7 +51,8 @@ struct LifetimeSpecs {
                 "\(beyond(1, on: card)() ?? "two copies ran at once"). \(lesson.see("A width is yours to keep"))")
             return
         }
-        card.releaseAll()
+        card.release("a")
+        card.release("b")
         guard
             await waitUntil(
                 "the import of a and b to return", hint: "It \(failed.value ?? "was still running"). \(hint)",
@@ -76,16 +78,32 @@ struct LifetimeSpecs {
                 "the import of x to throw the card's error", hint: lesson.see("An error ends the group"),
                 givingUpWhen: { other.value.map { "it \($0)" } }, { fault.value != nil })
         else { return }
-        let letGo = await comesTrue(within: patience) { photos.value?.value == nil && fault.value?.value == nil }
+        // Two imports end in CancellationError: one whose caller is cancelled, one that
+        // cancelAll() stops. An error is an object too (the box it travels in): the import's
+        // task keeps the one it threw as its result, which its caller is handed, and which is
+        // often the one the card threw as the copy was cancelled.
+        guard let byCaller = await cancelledError(of: importer, "y", on: card, by: { $0.cancel() }) else { return }
+        guard let byCancelAll = await cancelledError(of: importer, "z", on: card, by: { _ in importer?.cancelAll() })
+        else { return }
+        let kept = {
+            [
+                photos.value?.value.map { _ in "the photos of the import that returned" },
+                fault.value?.value.map { _ in "the error of the import that failed" },
+                byCaller.value.map { _ in "the CancellationError of the import whose caller was cancelled" },
+                byCancelAll.value.map { _ in "the CancellationError of the import cancelAll() stopped" },
+                card.cancellationsKept > 0 ? "the CancellationError a cancelled copy threw" : nil,
+            ].compactMap { $0 }
+        }
+        let letGo = await comesTrue(within: patience) { kept().isEmpty }
         #expect(
             letGo,
             """
-            Two imports had ended, one returning a and b, one throwing the card's error; \
-            \(patience.seconds) s later the importer still kept \
-            \([photos.value?.value.map { _ in "the photos" }, fault.value?.value.map { _ in "the error" }].compactMap { $0 }.joined(separator: " and ")). \
-            Each import's task keeps its result until it is let go: an importer that records its \
-            imports where cancelAll() can find them must remove each one as it ends, on every \
-            path (a defer does), or it keeps every import it ever ran.
+            Four imports had ended: one returned a and b, one threw the card's error, one was \
+            cancelled by its caller and one by cancelAll(); \(patience.seconds) s later the importer \
+            still kept \(kept().joined(separator: ", ")). Each import's task keeps its result, \
+            photos or error, until it is let go: an importer that records its imports where \
+            cancelAll() can find them must remove each one as it ends, on every path, a cancel \
+            included (a defer does), or it keeps every import it ever ran.
             \(hint)
             """)
         importer = nil
@@ -98,5 +116,41 @@ struct LifetimeSpecs {
             say).
             \(hint)
             """)
+    }
+
+    /// Imports `name`, which `card` holds, in a task of its own, cancels it with `cancel` (handed
+    /// that task) once its copy has begun, and returns a weak reference to the
+    /// `CancellationError` the import threw; nil, with an issue recorded, if it ended otherwise.
+    private func cancelledError(
+        of importer: Importer?, _ name: String, on card: Card, by cancel: (Task<Void, Never>) -> Void
+    ) async -> WeakReference<AnyObject>? {
+        let thrown = Protected<WeakReference<AnyObject>?>(nil)
+        let other = Protected<String?>(nil)
+        let caller = Task { [importer] in
+            do {
+                _ = try await importer?.importAll([name], progress: { _, _ in })
+                other.withValue { $0 = "returned" }
+            } catch {
+                // An error travels in a box, one object from the throw to the catch: the
+                // import's task keeps that same box as its result.
+                if error is CancellationError {
+                    let box = WeakReference(unsafeBitCast(error as any Error, to: AnyObject.self))
+                    thrown.withValue { $0 = box }
+                } else {
+                    other.withValue { $0 = "threw “\(error)”" }
+                }
+            }
+        }
+        let hint = lesson.see("Cancelling from outside the tree")
+        guard await waitUntil("the copy of \(name) to begin", hint: hint, { card.saw("\(name) began") }) else {
+            return nil
+        }
+        cancel(caller)
+        guard
+            await waitUntil(
+                "the import of \(name) to throw CancellationError once cancelled", hint: hint,
+                givingUpWhen: { other.value.map { "it \($0)" } }, { thrown.value != nil })
+        else { return nil }
+        return thrown.value
     }
 }

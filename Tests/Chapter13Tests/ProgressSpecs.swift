@@ -9,6 +9,7 @@ struct ProgressSpecs {
     // time one is? And can the loop that reports run while later photos still wait for a slot?
     // Lesson: "Progress as it happens".
     // Covers: C95
+    // Paths: collaborators
     @Test(
         "each copied photo is reported on the main actor before the next one ends, while later photos still wait for a slot"
     )
@@ -110,7 +111,8 @@ struct ProgressSpecs {
                 the import starts, copies and hands its slots on while it is busy. An import whose \
                 task or loop runs on the main actor waits for it before it even starts; a loop that \
                 gives the group its next child only after the report makes every later copy wait \
-                for the screen.
+                for the screen, and so does a window of children whose loop adds the next child \
+                first but then awaits the report: while it waits, it sees no other child end.
                 \(hint)
                 """)
             return
@@ -130,6 +132,59 @@ struct ProgressSpecs {
             """
             Expected progress 1 of 4, 2 of 4, 3 of 4, 4 of 4, each on the main actor; it reported \
             \(running.progress.all.joined(separator: ", ")).
+            \(hint)
+            """)
+    }
+
+    // Look at where the importer keeps each import's progress callback: with that import, or in
+    // one place every import shares? Lesson: "Progress as it happens".
+    // Covers: C95
+    // Paths: interference, collaborators
+    @Test("two imports at once each report their own photos, in order, to their own callback")
+    func twoImportsReportTheirOwnProgress() async {
+        let card = Card(holding: ["a1", "a2", "b1", "b2", "b3"])
+        defer { card.releaseAll() }
+        let importer = Importer(card: card, width: 5)
+        let hint = lesson.see("Progress as it happens")
+        let first = RunningImport(importer, ["a1", "a2"])
+        let second = RunningImport(importer, ["b1", "b2", "b3"])
+        guard
+            await waitUntil(
+                "the five copies to begin", hint: hint, givingUpWhen: beyond(5, on: card),
+                { card.running.count == 5 })
+        else { return }
+        // The copies end one at a time, the two imports' in turn; each report is awaited before
+        // the next copy ends.
+        let steps = [
+            ("a1", first, "1 of 2"), ("b1", second, "1 of 3"), ("b2", second, "2 of 3"), ("a2", first, "2 of 2"),
+            ("b3", second, "3 of 3"),
+        ]
+        for (name, running, report) in steps {
+            card.release(name)
+            let whose = running === first ? "first" : "second"
+            guard
+                await waitUntil(
+                    "the \(whose) import to report \(report) once \(name) was copied", timeout: patience,
+                    hint: """
+                        The first import's callback got \(first.progress.all.isEmpty ? "nothing" : first.progress.all.joined(separator: ", ")), \
+                        the second's \(second.progress.all.isEmpty ? "nothing" : second.progress.all.joined(separator: ", ")). \
+                        Each import reports to the callback it was handed, however many imports run \
+                        at once: keep the callback with its import, not on the importer. \(hint)
+                        """,
+                    { running.progress.all.contains(report) })
+            else { return }
+        }
+        guard await waitUntil("both imports to end", hint: hint, { first.result != nil && second.result != nil })
+        else { return }
+        await MainQueue.drain()
+        #expect(
+            first.progress.all == ["1 of 2", "2 of 2"] && second.progress.all == ["1 of 3", "2 of 3", "3 of 3"]
+                && first.ending == "returned a1, a2" && second.ending == "returned b1, b2, b3",
+            """
+            Two imports ran at once; expected the first to report 1 of 2, 2 of 2 and the second 1 of \
+            3, 2 of 3, 3 of 3, each on the main actor. The first's callback got \
+            \(first.progress.all.joined(separator: ", ")) and it \(first.ending); the second's got \
+            \(second.progress.all.joined(separator: ", ")) and it \(second.ending).
             \(hint)
             """)
     }

@@ -39,6 +39,9 @@ final class Card: PhotoCard, @unchecked Sendable {  // `state` only under `lock`
     private let holding: Set<String>
     private let stubborn: Set<String>
     private let holds = Holds()
+    /// A weak reference to each `CancellationError` a copy threw, for a spec that looks at
+    /// whether anything still keeps it once the import has ended.
+    private let cancellations = Protected<[WeakReference<AnyObject>]>([])
     /// What happened, in order: `a began`, `a copied`, `a cancelled`, `a saw the cancellation`…
     let events = Recorder<String>()
     /// Called with the photo's name when the task of a held copy is cancelled, on the thread that
@@ -47,6 +50,9 @@ final class Card: PhotoCard, @unchecked Sendable {  // `state` only under `lock`
     let whenCancelled = Protected<(@Sendable (String) -> Void)?>(nil)
     /// Called with the photo's name as each copy begins, on the copy's own task.
     let whenBegun = Protected<(@Sendable (String) -> Void)?>(nil)
+    /// Called with the photo's name as a copy is about to return its photo, on the copy's own
+    /// task: what the importer does once the copy has ended waits until it returns.
+    let whenEnding = Protected<(@Sendable (String) -> Void)?>(nil)
     /// How many times each copy suspends on its way, as a card that reads in steps does.
     private let steps: Int
 
@@ -79,9 +85,15 @@ final class Card: PhotoCard, @unchecked Sendable {  // `state` only under `lock`
             if !stubborn.contains(name) { try Task.checkCancellation() }
         } catch {
             events.record("\(name) \(error is CancellationError ? "cancelled" : "failed")")
+            if error is CancellationError {
+                // An error travels in a box, one object from the throw to whoever catches it last.
+                let box = WeakReference(unsafeBitCast(error as any Error, to: AnyObject.self))
+                cancellations.withValue { $0.append(box) }
+            }
             throw error
         }
         events.record("\(name) copied")
+        whenEnding.value?(name)
         return Photo(name: name)
     }
 
@@ -122,6 +134,9 @@ final class Card: PhotoCard, @unchecked Sendable {  // `state` only under `lock`
 
     /// The priority each copy ran at, by photo.
     var priorities: [String: TaskPriority] { lock.withLock { state.priorities } }
+
+    /// How many of the `CancellationError`s the copies threw something still keeps.
+    var cancellationsKept: Int { cancellations.value.filter { $0.value != nil }.count }
 
     /// Whether `event` (`a copied`) was recorded.
     func saw(_ event: String) -> Bool { events.contains(event) }

@@ -9,11 +9,13 @@ struct WidthSpecs {
     // it gives it the next one; and at which priority the copies run, asked for from the lowest
     // priority and from a high one. Lesson: "A width is yours to keep".
     // Covers: C94, C99
+    // Paths: values
     @Test(
         "no more copies run at once than the width; the next starts as one ends; photos come back in order, at the caller's priority",
-        arguments: [(1, TaskPriority.background), (3, TaskPriority.high)])
+        arguments: [(1, TaskPriority.background), (3, TaskPriority.high), (10, TaskPriority.userInitiated)])
     func copiesStayWithinTheWidth(_ width: Int, _ priority: TaskPriority) async {
-        let names = ["a", "b", "c", "d", "e"]
+        // At least two photos more than the width, so that copies wait for a slot.
+        let names = (0..<max(5, width + 2)).map { String(UnicodeScalar(UInt8(ascii: "a") + UInt8($0))) }
         let card = Card(holding: Set(names))
         defer { card.releaseAll() }
         // The caller awaits the import, which raises a task of lower priority to its own
@@ -51,10 +53,10 @@ struct WidthSpecs {
         }
         guard await waitUntil("the import to end", hint: hint, { running.result != nil }) else { return }
         #expect(
-            running.ending == "returned a, b, c, d, e",
+            running.ending == "returned \(names.joined(separator: ", "))",
             """
             The copies ended out of order; expected the import to return the photos in the order \
-            asked, a, b, c, d, e. It \(running.ending).
+            asked, \(names.joined(separator: ", ")). It \(running.ending).
             \(hint)
             """)
         let priorities = card.priorities.filter { $0.value != priority }
@@ -73,6 +75,7 @@ struct WidthSpecs {
     // Look at where the width lives: in each import, or in the importer that every import
     // shares, as a queue's width does? Lesson: "A width is yours to keep".
     // Covers: C94
+    // Paths: interference
     @Test("two imports at once share the importer's width")
     func importsShareTheWidth() async {
         let card = Card(holding: ["a1", "a2", "b1", "b2"])
@@ -105,6 +108,7 @@ struct WidthSpecs {
     // copy, or freed for whoever asks first? An actor may run a more urgent task's call before
     // the woken copy's. Lesson: "A width is yours to keep".
     // Covers: C94
+    // Paths: interference, values
     @Test("a background import and an urgent one never run more copies at once than the width, round after round")
     func urgentImportKeepsTheWidth() async {
         let hint = lesson.see("A width is yours to keep")
@@ -147,6 +151,7 @@ struct WidthSpecs {
     // cancelled, while it waits or while it copies. Every path gives back exactly the slot it
     // took, and only a slot it took. Lesson: "A width is yours to keep".
     // Covers: C94, C96, C98
+    // Paths: reuse
     @Test("the width holds through every handover, and after an import that was cancelled and one that failed")
     func widthOutlivesEveryEnding() async {
         // The first import's copies have gone too far to stop once begun: a cancel then reaches
@@ -206,5 +211,52 @@ struct WidthSpecs {
         card.releaseAll()
         await waitUntil("the third import to end", hint: hint) { third.result != nil }
         #expect(third.ending == "returned c1, c2, c3, c4", "The third import \(third.ending). \(hint)")
+    }
+
+    // Look at where the importer gets the priority its copies run at: from the task that asks
+    // for each import, or once, from the first caller? And does its width hold for the first
+    // import? Lessons: "Priority comes with the task tree", "A width is yours to keep".
+    // Covers: C99, C94
+    // Paths: values, reuse
+    @Test(
+        "one importer serves callers of two priorities, one at a time within its width: each import's copies run at its own caller's"
+    )
+    func eachImportRunsAtItsCallersPriority() async {
+        let card = Card(holding: ["u1", "u2"])
+        defer { card.releaseAll() }
+        let importer = Importer(card: card, width: 1)
+        let hint = lesson.see("Priority comes with the task tree")
+        let urgent = RunningImport(importer, ["u1", "u2"], priority: .high)
+        guard
+            await waitUntil(
+                "a copy of the import asked for at high priority to begin", hint: hint,
+                givingUpWhen: beyond(1, on: card), { card.running.count == 1 })
+        else { return }
+        let extra = await comesTrue(within: window) { card.peak > 1 }
+        #expect(
+            !extra,
+            "With a width of 1, \(card.peak) copies ran at once (\(card.began.joined(separator: ", ")) began). \(lesson.see("A width is yours to keep"))"
+        )
+        card.releaseAll()
+        guard await waitUntil("the import asked for at high priority to end", hint: hint, { urgent.result != nil })
+        else { return }
+        let background = RunningImport(importer, ["b1", "b2"], priority: .background)
+        guard
+            await waitUntil(
+                "the import asked for at background priority to end", hint: hint, { background.result != nil })
+        else { return }
+        let expected: [String: TaskPriority] = ["u1": .high, "u2": .high, "b1": .background, "b2": .background]
+        let priorities = card.priorities
+        let wrong = expected.keys.sorted().filter { priorities[$0] != expected[$0] }
+        #expect(
+            wrong.isEmpty && urgent.ending == "returned u1, u2" && background.ending == "returned b1, b2",
+            """
+            One importer served an import asked for at high priority, then one asked for at \
+            background priority; \(wrong.map { "\($0) was copied at \(priorities[$0].map { "\($0)" } ?? "no priority")" }.joined(separator: ", ")) \
+            (the imports \(urgent.ending) and \(background.ending)). Each import's copies run at the \
+            priority of the task that asked for that import: a priority kept by the importer, or \
+            taken from its first caller, serves no other caller.
+            \(hint)
+            """)
     }
 }
