@@ -365,7 +365,8 @@ extension CancellationSpecs {
         let running = RunningImport(importer, names)
         guard
             await waitUntil(
-                "the import to end after cancelAll()", timeout: patience,
+                // Two hundred copies wind down here: on a loaded machine that took longer than `patience`.
+                "the import to end after cancelAll()", timeout: patience * 2,
                 hint: "The card saw \(card.began.count) copies begin. \(hint)", givingUpWhen: beyond(50, on: card),
                 { running.result != nil })
         else { return }
