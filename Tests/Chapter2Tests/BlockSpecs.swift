@@ -66,12 +66,14 @@ struct BlockOperationGroups {
     // which run only after it has finished or beside it? Does a batch with no pieces reach
     // the queue too?
     // Covers: C14
+    // Paths: values
     @Test(
-        "while any of the batch's pieces is still running, the first, a middle or the last one, the batch's operation is not finished; a batch with no pieces (0) finishes at once",
-        arguments: 0...3)
+        "while any of the batch's pieces is still running, the first, a middle or the last of three, or the last of ten, the batch's operation is not finished; a batch with no pieces (0) finishes at once",
+        arguments: [0, 1, 2, 3, 10])
     func finishedOnlyWhenAllAre(stillRunning slowPiece: Int) async throws {
-        // 0: a batch with no pieces, whose operation has nothing to wait for.
-        let pieces = slowPiece == 0 ? 0 : 3
+        // 0: a batch with no pieces, whose operation has nothing to wait for; 10: the last of
+        // ten pieces, more than a design that caps the blocks per operation puts in one.
+        let pieces = slowPiece == 0 ? 0 : max(3, slowPiece)
         let queue = OperationQueue()
         let submitted = Gate("submit(to:) returned the operation")
         let operation = Protected<Operation?>(nil)
@@ -225,6 +227,54 @@ struct BlockOperationGroups {
             \(lesson.see("Block operations"))
             """)
     }
+
+    // Hint: Batch, "Block operations". Where does a batch keep whether it was submitted, and
+    // whose is it?
+    // Covers: C14
+    // Paths: interference
+    @Test("submitting one batch leaves another open: it still takes pieces, and runs them as its own")
+    func batchesAreIndependent() async throws {
+        // A suspended queue holds both operations back until the spec knows them.
+        let queue = OperationQueue()
+        queue.isSuspended = true
+        defer { queue.isSuspended = false }
+        let ran = Recorder<String>()
+        let operations = Protected<[String: Operation]>([:])
+        func piece(_ batch: String, _ name: String) -> @Sendable () -> Void {
+            {
+                let finished = operations.value[batch]?.isFinished ?? false
+                ran.record("\(batch): \(name)\(finished ? " (its operation FINISHED)" : "")")
+            }
+        }
+        let first = Batch()
+        let second = Batch()
+        try first.add(piece("first", "wash"))
+        try second.add(piece("second", "chop"))
+        let firstOperation = first.submit(to: queue)
+        var refusal: BatchError?
+        do {
+            try second.add(piece("second", "simmer"))
+        } catch {
+            refusal = error
+        }
+        let secondOperation = second.submit(to: queue)
+        operations.withValue { $0 = ["first": firstOperation, "second": secondOperation] }
+        queue.isSuspended = false
+        await waitUntil("both batches' operations to finish") {
+            firstOperation.isFinished && secondOperation.isFinished
+        }
+        await waitUntil("the batches' three pieces to run") { ran.count == 3 }
+
+        #expect(
+            refusal == nil && Set(ran.all) == ["first: wash", "second: chop", "second: simmer"],
+            """
+            Only the first batch was submitted when simmer was added to the second. Expected the \
+            second batch to take it and every piece to run inside its own batch's operation; add(_:) \
+            \(refusal.map { "threw \($0)" } ?? "took it"), and the pieces that ran were: \
+            \(ran.timeline). "Submitted" belongs to one batch: kept in a static, it closes every batch.
+            \(lesson.see("Block operations"))
+            """)
+    }
 }
 
 @Suite("Steps that must run in order go to a serial queue", .watched)
@@ -232,39 +282,131 @@ struct StepsInOrder {
     // Hint: OrderedSteps.run, "When order matters". Which kind of queue runs one thing at a
     // time, first in, first out, whatever the priority?
     // Covers: C15, C47
-    @Test("each step starts only after the one before it has ended, in the order handed in, even an urgent one")
-    func oneAfterAnother() async throws {
+    // Paths: values, memory
+    @Test(
+        "each step starts only after the one before it has ended, in the order handed in, whatever their priorities: an urgent step does not jump ahead, and neither does a normal one ahead of a low one; once a step ran, the runner keeps nothing of it",
+        arguments: [
+            [Operation.QueuePriority.low, .normal, .veryHigh], [.high, .veryLow, .normal],
+        ])
+    func oneAfterAnother(priorities: [Operation.QueuePriority]) async throws {
         let steps = OrderedSteps(label: "kata.chapter2.steps")
         let log = Recorder<String>()
         let handedIn = Gate("all three steps handed in")
         let secondStarted = Gate("step 2 started")
-        steps.run(priority: .low) {
+        // What the first step captured, and its own operation for a runner built on an operation
+        // queue (on Apple platforms a block operation may drop its blocks once they ran, so the
+        // garnish alone would not show that the runner keeps the operation).
+        let firstStepOperations = Protected<[WeakReference<Operation>]>([])
+        let garnish = Garnish()
+        let captured = WeakReference(garnish)
+        steps.run(priority: priorities[0]) { [garnish] in
+            let running = OperationQueue.current?.operations.filter(\.isExecuting) ?? []
+            firstStepOperations.withValue { $0 = running.map { WeakReference($0) } }
+            _ = garnish.name
             log.record("1 starts")
             handedIn.wait()
             // On a serial queue step 2 cannot start now; on a concurrent one it starts at once.
             secondStarted.wait(timeout: Bound.scaled(.milliseconds(100)))
             log.record("1 ends")
         }
-        steps.run(priority: .normal) {
+        steps.run(priority: priorities[1]) {
             log.record("2 starts")
             secondStarted.open()
             log.record("2 ends")
         }
-        steps.run(priority: .veryHigh) {
+        steps.run(priority: priorities[2]) {
             log.record("3 starts")
             log.record("3 ends")
         }
+        _ = consume garnish
         handedIn.open()
         await waitUntil("all three steps to end") { log.count == 6 }
+        let firstStepLetGo = await comesTrue(within: Bound.standard) {
+            withExtendedLifetime(steps) {
+                captured.value == nil && firstStepOperations.value.allSatisfy { $0.value == nil }
+            }
+        }
 
         let expected = ["1 starts", "1 ends", "2 starts", "2 ends", "3 starts", "3 ends"]
         #expect(
             log.all == expected,
             """
-            Steps 1 (low priority), 2 (normal) and 3 (very high) were handed in in that order. \
+            Steps 1, 2 and 3 were handed in in that order, with the priorities \
+            \(priorities.map(Self.name(of:)).joined(separator: ", ")). \
             Expected them one after another: \(expected.joined(separator: " → ")); they ran as: \
             \(log.timeline). A concurrent queue overlaps them; an operation queue, even one \
             limited to one operation at a time, picks the next by priority.
+            \(lesson.see("When order matters"))
+            """)
+        #expect(
+            firstStepLetGo,
+            """
+            All three steps ended and the runner is still in use, but the first step (or the \
+            garnish it captured, or its operation) is still alive: the runner keeps the steps it \
+            was given, so everything they captured stays as long as it lives. A list of every \
+            operation does that, and so does keeping the newest operation, which keeps the one \
+            before it as a dependency, and that one the one before it.
+            \(lesson.see("When order matters"))
+            """)
+    }
+
+    static func name(of priority: Operation.QueuePriority) -> String {
+        switch priority {
+        case .veryLow: "very low"
+        case .low: "low"
+        case .normal: "normal"
+        case .high: "high"
+        case .veryHigh: "very high"
+        @unknown default: "raw \(priority.rawValue)"
+        }
+    }
+
+    // Hint: OrderedSteps, "When order matters". Where do a runner's steps wait: on a line of
+    // its own, or on one that every runner shares?
+    // Covers: C15
+    // Paths: interference
+    @Test("two runners keep two lines: each keeps its own order, and a step of one can wait for a step of the other")
+    func runnersAreIndependent() async {
+        let first = OrderedSteps(label: "kata.chapter2.first")
+        let second = OrderedSteps(label: "kata.chapter2.second")
+        // The second runner's own order first, with no other step holding a thread.
+        let log = Recorder<String>()
+        let handedIn = Gate("both of the second runner's steps handed in")
+        let stepTwoStarted = Gate("the second runner's step 2 started")
+        second.run {
+            log.record("1 starts")
+            handedIn.wait()
+            // On a line of its own step 2 cannot start now; on a concurrent queue it starts at once.
+            stepTwoStarted.wait(timeout: Bound.scaled(.milliseconds(100)))
+            log.record("1 ends")
+        }
+        second.run {
+            log.record("2 starts")
+            stepTwoStarted.open()
+        }
+        handedIn.open()
+        await waitUntil("the second runner's two steps to run") { log.count == 3 }
+
+        // Then a step of the first runner that waits for a later step of the second.
+        let laterStepRan = Gate("the second runner's step 3 ran")
+        let waited = Protected<Bool?>(nil)
+        first.run {
+            let ran = laterStepRan.wait(timeout: Bound.standard)
+            waited.withValue { $0 = ran }
+        }
+        second.run { laterStepRan.open() }
+        await waitUntil("the first runner's step to end") { waited.value != nil }
+
+        #expect(
+            waited.value == true && log.all == ["1 starts", "1 ends", "2 starts"],
+            """
+            Expected the second runner to run its steps 1 and 2 one after another \
+            (1 starts → 1 ends → 2 starts), and then a step of the first runner that waited for the \
+            second runner's step 3 to see it run; the second runner's steps ran as \
+            \(log.timeline), and the first runner's step \
+            \(waited.value == true ? "saw step 3 run" : "waited \(Bound.standard.seconds) s in vain"). \
+            Each runner is a line of its own: steps of two runners keep their own orders and never \
+            wait for each other, as a queue shared by every runner would make them.
             \(lesson.see("When order matters"))
             """)
     }
