@@ -135,6 +135,7 @@ struct BlockOperationGroups {
     // mistake it looks for stops the program: when is the operation complete, and when does
     // the queue get it?
     // Covers: C14
+    // Paths: collaborators
     @Test("a queue may run the batch's operation the moment it is added: every piece is in it already")
     func completeBeforeItIsQueued() async {
         LastWords.forget(EagerQueueScenario.name)
@@ -155,6 +156,7 @@ struct BlockOperationGroups {
     // operation over and return, or wait for the pieces? What happens to a piece added after
     // the batch went to the queue?
     // Covers: C14
+    // Paths: reuse, memory
     @Test(
         "submit(to:) returns at once, even while the queue cannot run the pieces yet; pieces added before submitting all run; a piece added afterwards is refused, not lost, and not kept"
     )

@@ -17,6 +17,7 @@ struct TheFactory {
     // Hint: Averager.task(with:), "The factory". Where and when does the averaging happen, for
     // every batch, the empty one too, and who keeps the averager until then?
     // Covers: C11
+    // Paths: values, memory
     @Test(
         "tasks from task(with:) do no work until queued, then each averages its own readings on the queue, an empty batch too, with only the tasks kept"
     )
