@@ -16,7 +16,7 @@ public final class Averager: Sendable {
         return InvocationOperation(target: self, method: { _ in { _ in mean } }, argument: readings)
     }
 
-    /// Returns the mean of `readings`, rounded down, or 0 when there are none.
+    /// Returns the mean of `readings`, rounded toward zero, or 0 when there are none.
     public func average(of readings: [Int]) -> Int {
         observer(readings)
         guard !readings.isEmpty else { return 0 }

@@ -17,7 +17,7 @@ public final class Averager: Sendable {
         InvocationOperation(target: self, method: Averager.average, argument: readings)
     }
 
-    /// Returns the mean of `readings`, rounded down, or 0 when there are none.
+    /// Returns the mean of `readings`, rounded toward zero, or 0 when there are none.
     public func average(of readings: [Int]) -> Int {
         observer(readings)
         guard !readings.isEmpty else { return 0 }

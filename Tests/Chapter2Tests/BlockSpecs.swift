@@ -66,12 +66,14 @@ struct BlockOperationGroups {
     // which run only after it has finished or beside it? Does a batch with no pieces reach
     // the queue too?
     // Covers: C14
+    // Paths: values
     @Test(
-        "while any of the batch's pieces is still running, the first, a middle or the last one, the batch's operation is not finished; a batch with no pieces (0) finishes at once",
-        arguments: 0...3)
+        "while any of the batch's pieces is still running, the first, a middle or the last of three, or the last of ten, the batch's operation is not finished; a batch with no pieces (0) finishes at once",
+        arguments: [0, 1, 2, 3, 10])
     func finishedOnlyWhenAllAre(stillRunning slowPiece: Int) async throws {
-        // 0: a batch with no pieces, whose operation has nothing to wait for.
-        let pieces = slowPiece == 0 ? 0 : 3
+        // 0: a batch with no pieces, whose operation has nothing to wait for; 10: the last of
+        // ten pieces, more than a design that caps the blocks per operation puts in one.
+        let pieces = slowPiece == 0 ? 0 : max(3, slowPiece)
         let queue = OperationQueue()
         let submitted = Gate("submit(to:) returned the operation")
         let operation = Protected<Operation?>(nil)
@@ -133,6 +135,7 @@ struct BlockOperationGroups {
     // mistake it looks for stops the program: when is the operation complete, and when does
     // the queue get it?
     // Covers: C14
+    // Paths: collaborators
     @Test("a queue may run the batch's operation the moment it is added: every piece is in it already")
     func completeBeforeItIsQueued() async {
         LastWords.forget(EagerQueueScenario.name)
@@ -153,6 +156,7 @@ struct BlockOperationGroups {
     // operation over and return, or wait for the pieces? What happens to a piece added after
     // the batch went to the queue?
     // Covers: C14
+    // Paths: reuse, memory
     @Test(
         "submit(to:) returns at once, even while the queue cannot run the pieces yet; pieces added before submitting all run; a piece added afterwards is refused, not lost, and not kept"
     )
@@ -225,47 +229,160 @@ struct BlockOperationGroups {
             \(lesson.see("Block operations"))
             """)
     }
+
+    // Hint: Batch, "Block operations". Where does a batch keep whether it was submitted, and
+    // whose is it?
+    // Covers: C14
+    // Paths: interference
+    @Test("submitting one batch leaves another open: it still takes pieces, and runs them as its own")
+    func batchesAreIndependent() async throws {
+        // A suspended queue holds both operations back until the spec knows them.
+        let queue = OperationQueue()
+        queue.isSuspended = true
+        defer { queue.isSuspended = false }
+        let ran = Recorder<String>()
+        let operations = Protected<[String: Operation]>([:])
+        func piece(_ batch: String, _ name: String) -> @Sendable () -> Void {
+            {
+                let finished = operations.value[batch]?.isFinished ?? false
+                ran.record("\(batch): \(name)\(finished ? " (its operation FINISHED)" : "")")
+            }
+        }
+        let first = Batch()
+        let second = Batch()
+        try first.add(piece("first", "wash"))
+        try second.add(piece("second", "chop"))
+        let firstOperation = first.submit(to: queue)
+        var refusal: BatchError?
+        do {
+            try second.add(piece("second", "simmer"))
+        } catch {
+            refusal = error
+        }
+        let secondOperation = second.submit(to: queue)
+        operations.withValue { $0 = ["first": firstOperation, "second": secondOperation] }
+        queue.isSuspended = false
+        await waitUntil("both batches' operations to finish") {
+            firstOperation.isFinished && secondOperation.isFinished
+        }
+        await waitUntil("the batches' three pieces to run") { ran.count == 3 }
+
+        #expect(
+            refusal == nil && Set(ran.all) == ["first: wash", "second: chop", "second: simmer"],
+            """
+            Only the first batch was submitted when simmer was added to the second. Expected the \
+            second batch to take it and every piece to run inside its own batch's operation; add(_:) \
+            \(refusal.map { "threw \($0)" } ?? "took it"), and the pieces that ran were: \
+            \(ran.timeline). "Submitted" belongs to one batch: kept in a static, it closes every batch.
+            \(lesson.see("Block operations"))
+            """)
+    }
 }
 
-@Suite("Steps that must run in order go to a serial queue", .watched)
+// One spec at a time: each holds a step on a thread while it looks for overlap, and on Linux
+// several held threads starve Dispatch, so a concurrent queue could not start the next step in
+// time and would look serial.
+@Suite("Steps that must run in order go to a serial queue", .watched, .serialized)
 struct StepsInOrder {
     // Hint: OrderedSteps.run, "When order matters". Which kind of queue runs one thing at a
     // time, first in, first out, whatever the priority?
     // Covers: C15, C47
-    @Test("each step starts only after the one before it has ended, in the order handed in, even an urgent one")
-    func oneAfterAnother() async throws {
+    // Paths: values, memory, interference
+    @Test(
+        "each step starts only after the one before it has ended, in the order handed in, whatever their priorities: an urgent step does not jump ahead, and neither does a normal one ahead of a low one; once a step ran, the runner keeps nothing of it; a step may wait for another runner's step",
+        arguments: [
+            [Operation.QueuePriority.low, .normal, .veryHigh], [.high, .veryLow, .normal],
+        ])
+    func oneAfterAnother(priorities: [Operation.QueuePriority]) async throws {
         let steps = OrderedSteps(label: "kata.chapter2.steps")
         let log = Recorder<String>()
         let handedIn = Gate("all three steps handed in")
         let secondStarted = Gate("step 2 started")
-        steps.run(priority: .low) {
+        // What the first step captured, and its own operation for a runner built on an operation
+        // queue (on Apple platforms a block operation may drop its blocks once they ran, so the
+        // garnish alone would not show that the runner keeps the operation).
+        let firstStepOperations = Protected<[WeakReference<Operation>]>([])
+        let garnish = Garnish()
+        let captured = WeakReference(garnish)
+        steps.run(priority: priorities[0]) { [garnish] in
+            let running = OperationQueue.current?.operations.filter(\.isExecuting) ?? []
+            firstStepOperations.withValue { $0 = running.map { WeakReference($0) } }
+            _ = garnish.name
             log.record("1 starts")
             handedIn.wait()
             // On a serial queue step 2 cannot start now; on a concurrent one it starts at once.
             secondStarted.wait(timeout: Bound.scaled(.milliseconds(100)))
             log.record("1 ends")
         }
-        steps.run(priority: .normal) {
+        steps.run(priority: priorities[1]) {
             log.record("2 starts")
             secondStarted.open()
             log.record("2 ends")
         }
-        steps.run(priority: .veryHigh) {
+        steps.run(priority: priorities[2]) {
             log.record("3 starts")
             log.record("3 ends")
         }
+        _ = consume garnish
         handedIn.open()
         await waitUntil("all three steps to end") { log.count == 6 }
+        let firstStepLetGo = await comesTrue(within: Bound.standard) {
+            withExtendedLifetime(steps) {
+                captured.value == nil && firstStepOperations.value.allSatisfy { $0.value == nil }
+            }
+        }
 
         let expected = ["1 starts", "1 ends", "2 starts", "2 ends", "3 starts", "3 ends"]
         #expect(
             log.all == expected,
             """
-            Steps 1 (low priority), 2 (normal) and 3 (very high) were handed in in that order. \
+            Steps 1, 2 and 3 were handed in in that order, with the priorities \
+            \(priorities.map(Self.name(of:)).joined(separator: ", ")). \
             Expected them one after another: \(expected.joined(separator: " → ")); they ran as: \
             \(log.timeline). A concurrent queue overlaps them; an operation queue, even one \
             limited to one operation at a time, picks the next by priority.
             \(lesson.see("When order matters"))
             """)
+        // A step of this runner that waits for a step of another runner: each runner is a line
+        // of its own, so the other runner's step runs meanwhile.
+        let other = OrderedSteps(label: "kata.chapter2.other")
+        let otherStepRan = Gate("the other runner's step ran")
+        let waited = Protected<Bool?>(nil)
+        steps.run {
+            let ran = otherStepRan.wait(timeout: Bound.standard)
+            waited.withValue { $0 = ran }
+        }
+        other.run { otherStepRan.open() }
+        await waitUntil("the step waiting for the other runner's step to end") { waited.value != nil }
+        #expect(
+            waited.value == true,
+            """
+            A step of one runner waited for a step handed to another runner; that step did not \
+            run while it waited (\(Bound.standard.seconds) s). Each runner is a line of its own: \
+            steps of two runners keep their own orders and never wait for each other, as a queue \
+            shared by every runner would make them.
+            \(lesson.see("When order matters"))
+            """)
+        #expect(
+            firstStepLetGo,
+            """
+            All three steps ended and the runner is still in use, but the first step (or the \
+            garnish it captured, or its operation) is still alive: the runner keeps the steps it \
+            was given, so everything they captured stays as long as it lives. A list of every \
+            operation does that, and so does keeping the newest operation, which keeps the one \
+            before it as a dependency, and that one the one before it.
+            \(lesson.see("When order matters"))
+            """)
+    }
+
+    static func name(of priority: Operation.QueuePriority) -> String {
+        switch priority {
+        case .veryLow: "very low"
+        case .low: "low"
+        case .normal: "normal"
+        case .high: "high"
+        case .veryHigh: "very high"
+        @unknown default: "raw \(priority.rawValue)"
+        }
     }
 }

@@ -17,6 +17,7 @@ struct TheFactory {
     // Hint: Averager.task(with:), "The factory". Where and when does the averaging happen, for
     // every batch, the empty one too, and who keeps the averager until then?
     // Covers: C11
+    // Paths: values, memory
     @Test(
         "tasks from task(with:) do no work until queued, then each averages its own readings on the queue, an empty batch too, with only the tasks kept"
     )
@@ -65,6 +66,56 @@ struct TheFactory {
             averaged once by average(of:), inside an operation of the queue; the averaging calls \
             were: \(seen.timeline). A task that answers for the averager without calling its \
             method skips what the method does besides the sum.\(kept)
+            \(lesson.see("The factory"))
+            """)
+    }
+
+    // Hint: Averager.task(with:), "The factory". What does the averager keep of the tasks it
+    // hands out, and what does each task keep?
+    // Covers: C11
+    // Paths: memory
+    @Test(
+        "the averager keeps none of the tasks it handed out: a task that ran on the queue goes when the caller lets go of it, and an averager whose task never ran goes with it"
+    )
+    func tasksAreLetGo() async {
+        let queue = OperationQueue()
+        let seen = Recorder<Averaging>()
+        let averager = Averager { readings in
+            seen.record(Averaging(readings: readings, onQueue: OperationQueue.current === queue))
+        }
+        let ranTask: WeakReference<InvocationOperation<Averager, [Int], Int>>
+        do {
+            let task = averager.task(with: [2, 4])
+            ranTask = WeakReference(task)
+            queue.addOperation(task)
+            await waitUntil("the task to finish") { task.isFinished }
+        }
+        let unrun: (averager: WeakReference<Averager>, task: WeakReference<InvocationOperation<Averager, [Int], Int>>) =
+            {
+                let other = Averager()
+                let task = other.task(with: [1])  // handed out, never queued, let go
+                return (WeakReference(other), WeakReference(task))
+            }()
+        await waitUntil(
+            "the task that ran to be freed once the queue and the caller let go of it",
+            hint: """
+                The averager that made it is still alive, and the task too: the averager keeps the \
+                tasks it hands out, so every batch it ever averaged stays in memory as long as it \
+                lives. A factory packages work and forgets it. \(lesson.see("The factory"))
+                """
+        ) { withExtendedLifetime(averager) { ranTask.value == nil } }
+        await waitUntil(
+            "an averager and its never-queued task to be freed once the caller let go of both",
+            hint: """
+                Both stay alive: the task keeps its target, as it must, and the averager keeps the \
+                task, so the two keep each other for good. \(lesson.see("The factory"))
+                """
+        ) { unrun.averager.value == nil && unrun.task.value == nil }
+        #expect(
+            seen.all.map(\.description) == ["average(of: [2, 4]) on the queue"],
+            """
+            Expected one averaging, of [2, 4], inside an operation of the queue, and none for the \
+            task that never ran; the averaging calls were: \(seen.timeline).
             \(lesson.see("The factory"))
             """)
     }

@@ -8,6 +8,7 @@ struct InvocationRunsOnTheQueue {
     // Hint: InvocationOperation.init and main(), "Running on the queue, not on the creator".
     // Which of the two calls the method?
     // Covers: C11
+    // Paths: interference
     @Test(
         "two methods of one object become two operations; each runs on the queue and returns the result"
     )
@@ -53,6 +54,7 @@ struct ChoosingByName {
     // Hint: InvocationOperation.init(target:methodNamed:in:argument:), "Choosing the method
     // by name".
     // Covers: C12
+    // Paths: values
     @Test(
         "a name from the menu picks that method, which the queue then runs",
         arguments: [
@@ -88,6 +90,7 @@ struct ChoosingByName {
     // Hint: InvocationOperation.init(target:methodNamed:in:argument:), "Choosing the method
     // by name". When does the caller learn that the name is wrong?
     // Covers: C12
+    // Paths: values
     @Test(
         "a name that is not on the menu is an error at creation",
         arguments: ["", "Count", "delete"])

@@ -8,6 +8,7 @@ struct AskingTooEarlyOrTooLate {
     // Hint: InvocationOperation.result(), "Results, cancellation and errors". What does it
     // answer before main() has run?
     // Covers: C13
+    // Paths: reuse, collaborators
     @Test(
         "before the method has returned, result() throws notFinished; afterwards it returns the value, each time it is asked, in the caller's completion block too",
         .preflightAskingEarly)
@@ -150,6 +151,7 @@ struct ThrownErrors {
     // Hint: InvocationOperation.main(), "Results, cancellation and errors". Where does the
     // method's error go?
     // Covers: C16, C13
+    // Paths: reuse
     @Test("the method's error comes out of result(), and the operation still finishes normally")
     func errorIsHandedOn() async throws {
         let queue = OperationQueue()

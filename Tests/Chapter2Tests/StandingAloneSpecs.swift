@@ -1,0 +1,149 @@
+import Chapter2
+import Foundation
+import KataTestSupport
+import Testing
+
+/// The ways an operation's run can end, for specs that look at what stays behind.
+enum RunExit: String, Sendable, CaseIterable, CustomTestStringConvertible {
+    case returned, threw, cancelledBeforeItRan, cancelledWithTheRest
+
+    var testDescription: String {
+        switch self {
+        case .returned: "the method returned"
+        case .threw: "the method threw"
+        case .cancelledBeforeItRan: "cancelled before it ran"
+        case .cancelledWithTheRest: "cancelled by cancelAllOperations()"
+        }
+    }
+}
+
+@Suite("Each operation answers for itself alone, and nothing keeps it once it is done", .watched)
+struct EachOperationStandsAlone {
+    // Hint: InvocationOperation.cancel() and result(), "Results, cancellation and errors".
+    // Where is "cancelled" kept, and whose is it: this operation's, or its target's?
+    // Covers: C13
+    // Paths: interference
+    @Test("cancelling one operation leaves another on the same object alone: it still runs and returns its value")
+    func cancellingOneLeavesTheOther() async {
+        let queue = OperationQueue()
+        let pantry = Pantry(queue: queue)
+        let cancelled = InvocationOperation(target: pantry, method: Pantry.count, argument: "rye")
+        let other = InvocationOperation(target: pantry, method: Pantry.count, argument: "sorghum")
+        pantry.created.open()
+        cancelled.cancel()
+        queue.addOperation(cancelled)
+        queue.addOperation(other)
+        await waitUntil("both operations to finish") { cancelled.isFinished && other.isFinished }
+
+        let answers = (cancelled: Answer(asking: cancelled), other: Answer(asking: other))
+        #expect(
+            answers.cancelled == .invocationError(.cancelled) && answers.other == .value(7),
+            """
+            Two operations called methods of one pantry; only the first was cancelled. Expected \
+            the first to throw InvocationError.cancelled and the second to return 7, what \
+            count(sorghum) returns; the first \(answers.cancelled), the second \(answers.other) \
+            (calls: \(pantry.calls.timeline)). Cancelling is a fact about one operation: kept \
+            anywhere shared (by target, in a static), it reaches operations nobody cancelled.
+            \(lesson.see("Results, cancellation and errors"))
+            """)
+    }
+
+    // Hint: InvocationOperation.main() and result(), "Results, cancellation and errors". Where
+    // does a finished operation keep its outcome, and can a new operation find it there?
+    // Covers: C13
+    // Paths: memory, interference
+    @Test("a new operation has no result until it runs, however many finished operations were let go before it")
+    func newOperationStartsEmpty() async {
+        let (answers, stuck) = Self.askNewOperationsAfterFinishedOnes(rounds: 200)
+        let wrong = answers.filter { $0 != .invocationError(.notFinished) }
+        #expect(
+            stuck == nil && wrong.isEmpty,
+            """
+            200 times, an operation ran to its end and was let go, then a new one was made and \
+            asked for its result before any queue had it. Expected InvocationError.notFinished each \
+            time; \(stuck.map { "round \($0)'s operation never finished; " } ?? "")\(wrong.count) \
+            answered otherwise (\(Set(wrong.map(\.description)).sorted().joined(separator: ", "))). \
+            A new object often gets the address of one just freed, so an outcome kept by \
+            ObjectIdentifier, or anywhere outside the operation, turns up as a stranger's result.
+            \(lesson.see("Results, cancellation and errors"))
+            """)
+    }
+
+    /// Runs an operation to its end and lets it go, then asks a new one, `rounds` times.
+    static func askNewOperationsAfterFinishedOnes(rounds: Int) -> (answers: [Answer], stuck: Int?) {
+        let queue = OperationQueue()
+        let pantry = Pantry(queue: queue)
+        pantry.created.open()
+        var answers: [Answer] = []
+        for round in 1...rounds {
+            do {
+                let finished = InvocationOperation(target: pantry, method: Pantry.count, argument: "teff")
+                queue.addOperation(finished)
+                guard settles(within: Bound.standard, { finished.isFinished }) else { return (answers, round) }
+            }
+            let fresh = InvocationOperation(target: pantry, method: Pantry.count, argument: "kamut")
+            answers.append(Answer(asking: fresh))
+        }
+        return (answers, nil)
+    }
+
+    // Hint: InvocationOperation, "Results, cancellation and errors". What does your operation
+    // keep, and does anything it keeps keep the operation? Foundation never calls main() of an
+    // operation cancelled before it started.
+    // Covers: C11, C13
+    // Paths: memory
+    @Test(
+        "whether the method returned or threw, or the operation was cancelled alone or with the rest, it answers for that exit, and once the queue is done with it and nobody holds it, it is freed",
+        arguments: RunExit.allCases)
+    func operationIsFreed(after exit: RunExit) async {
+        let queue = OperationQueue()
+        let pantry = Pantry(queue: queue)
+        let freed: WeakReference<Pantry.Invocation>
+        do {
+            let method: Pantry.Invocation.Method
+            if exit == .threw { method = Pantry.restock } else { method = Pantry.count }
+            let operation = InvocationOperation(target: pantry, method: method, argument: "quinoa")
+            freed = WeakReference(operation)
+            pantry.created.open()
+            switch exit {
+            case .returned, .threw:
+                queue.addOperation(operation)
+            case .cancelledBeforeItRan:
+                operation.cancel()
+                queue.addOperation(operation)
+            case .cancelledWithTheRest:
+                queue.isSuspended = true
+                queue.addOperation(operation)
+                queue.cancelAllOperations()
+                queue.isSuspended = false
+            }
+            await waitUntil("the operation to finish (\(exit.testDescription))") { operation.isFinished }
+            let expected: (answer: Answer, calls: [String]) =
+                switch exit {
+                case .returned: (.value(6), ["count(quinoa) on the queue"])
+                case .threw: (.pantryError(.soldOut("quinoa")), ["restock(quinoa) on the queue"])
+                case .cancelledBeforeItRan, .cancelledWithTheRest: (.invocationError(.cancelled), [])
+                }
+            let answer = Answer(asking: operation)
+            #expect(
+                answer == expected.answer && pantry.calls.all.map(\.description) == expected.calls,
+                """
+                Expected the operation (\(exit.testDescription)) to make the calls \
+                \(expected.calls.isEmpty ? "none" : expected.calls.joined(separator: ", ")) and then \
+                result() to answer “\(expected.answer)”; the calls were \(pantry.calls.timeline), and \
+                result() \(answer).
+                \(lesson.see("Results, cancellation and errors"))
+                """)
+        }
+        await waitUntil(
+            "the operation to be freed once it finished (\(exit.testDescription)) and nothing held it",
+            hint: """
+                The queue let go of the finished operation and the spec holds none, yet it is still \
+                alive: something it keeps keeps it, such as a stored closure that captures the \
+                operation itself (a cycle that only main() breaks, and a cancelled operation never \
+                runs main()). Calls: \(pantry.calls.timeline).
+                \(lesson.see("Results, cancellation and errors"))
+                """
+        ) { freed.value == nil }
+    }
+}
