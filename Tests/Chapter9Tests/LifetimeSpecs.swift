@@ -225,6 +225,94 @@ struct LifetimeSpecs {
         withExtendedLifetime((generator, newest)) {}
     }
 
+    // A job cancelled before it ran never runs main(). Look at every exit of a job and a digest:
+    // where do they let go of their dependencies, and when does a completion block clear itself?
+    // See "What dependencies keep alive".
+    // Covers: C65, C66
+    // Paths: memory, collaborators
+    @Test(
+        "jobs cancelled before they ran, one by one or all at once, keep nothing in memory, even while a cancelled job is held"
+    )
+    func cancelledJobsLetGo() async {
+        let ledger = Ledger()
+        let generator = ReportGenerator(source: ledger)
+        let delivered = Recorder<String>()
+        let watch = Watch()
+        // Suspended, so that every job is asked for, and cancelled, before the first one runs.
+        generator.queue.isSuspended = true
+        do {
+            watch.add(
+                generator.generate("January", sections: ["sales"]) { delivered.record($0.title) }, as: "January's job")
+        }
+        let february = generator.generate("February", sections: ["sales"]) { delivered.record($0.title) }
+        do {
+            watch.add(
+                generator.generate("March", sections: ["sales"]) { delivered.record($0.title) }, as: "March's job")
+        }
+        february.cancel()
+        let digest = generator.digest("Q2", of: ["April", "May"], sections: ["sales"]) { delivered.record($0.title) }
+        digest.cancel()
+        generator.queue.isSuspended = false
+        await waitUntil(
+            "January's and March's reports to be delivered, and the cancelled digest to finish",
+            hint: lesson.see("What dependencies keep alive"),
+            givingUpWhen: {
+                delivered.contains("February")
+                    ? "February's report was delivered, although February's job was cancelled before it ran" : nil
+            }
+        ) { delivered.contains("January") && delivered.contains("March") && digest.isFinished }
+        let heldFreed = await comesTrue(within: patience) {
+            watch.alive.isEmpty && ledger.reportsInMemory.isEmpty
+        }
+        #expect(
+            heldFreed,
+            """
+            February's job and the Q2 digest were cancelled before they ran, and the spec still \
+            holds both (a screen keeps a job it may build again). \(patience.seconds) s after the \
+            others were delivered, these were still in memory: \(watch.alive + ledger.reportsInMemory.map { "\($0)'s sections" }); \
+            February's job still has \(february.dependencies.count) dependencies and the digest \
+            \(digest.dependencies.count). Foundation never calls main() of an operation cancelled \
+            before it started, so a job that lets go of its dependencies only in main() keeps the \
+            finished jobs before it, and every report they hold, for as long as anyone holds it. \
+            The completion block runs on every exit, a cancelled one too: let go there as well.
+            \(lesson.see("What dependencies keep alive"))
+            """
+        )
+
+        // Cancelled all at once: nobody holds these, so nothing of them may stay.
+        let everything = Watch()
+        generator.queue.isSuspended = true
+        do {
+            for month in ["June", "July"] {
+                everything.add(
+                    generator.generate(month, sections: ["sales"]) { delivered.record($0.title) },
+                    as: "\(month)'s job (cancelled with cancelAllOperations)")
+            }
+            let q3 = generator.digest("Q3", of: ["August", "September"], sections: ["sales"]) {
+                delivered.record($0.title)
+            }
+            everything.add(q3, as: "the Q3 digest (cancelled with cancelAllOperations)")
+            for part in q3.dependencies {
+                everything.add(part, as: "a part of Q3 (cancelled with cancelAllOperations)")
+            }
+        }
+        generator.queue.cancelAllOperations()
+        generator.queue.isSuspended = false
+        let allFreed = await comesTrue(within: patience) { everything.alive.isEmpty }
+        #expect(
+            allFreed,
+            """
+            June, July and the Q3 digest were cancelled with cancelAllOperations() before they \
+            ran, and nobody held them; \(patience.seconds) s later these were still in memory: \
+            \(everything.alive). Something keeps a job only on the cancel path: a completion block that \
+            captures its job and clears itself only after delivering a report (a cycle Linux never \
+            breaks), or a list of pending jobs that forgets a job only when its report arrives.
+            \(lesson.see("Completion blocks and cycles"))
+            """
+        )
+        withExtendedLifetime((generator, february, digest)) {}
+    }
+
     // A screen asks for a report again from the main queue, often before the first job ran.
     // Read ReportGenerator.regenerate: does it wait for anything? See "Waiting on the main queue".
     // Covers: C63, C67
