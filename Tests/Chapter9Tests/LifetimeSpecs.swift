@@ -84,10 +84,12 @@ extension LifetimeScenario {
         let ledger = Ledger()
         let generator = ReportGenerator(source: ledger)
         generator.queue.isSuspended = true
-        let job = generator.generate("April", sections: ["sales"]) { _ in }
+        let first = Gate("the first report for April")
+        let job = generator.generate("April", sections: ["sales"]) { _ in first.open() }
         let returned = Gate("regenerate() to return")
         let again = Gate("the regenerated report")
         let april = Protected<[String]?>(nil)
+        let second = Protected<ReportJob?>(nil)
         LastWords.note(
             "regenerateWhileQueued",
             """
@@ -95,12 +97,13 @@ extension LifetimeScenario {
             waited in the (suspended) ledger queue, and the program stopped before it returned.
             """)
         DispatchQueue.main.async {
-            _ = generator.regenerate(job) { report in
+            let made = generator.regenerate(job) { report in
                 if report.title == "April" {
                     april.withValue { $0 = report.sections.map(\.name) }
                     again.open()
                 }
             }
+            second.withValue { $0 = made }
             returned.open()
         }
         guard returned.wait(timeout: patience) else {
@@ -131,6 +134,27 @@ extension LifetimeScenario {
                 it had no report to copy them from.
                 """)
         }
+        guard second.value !== job else {
+            LastWords.fail(
+                "regenerateWhileQueued",
+                """
+                regenerate() returned April's first job itself, which had not run yet, instead of a \
+                new one: whoever asked for the first report and whoever asked again now share one \
+                operation and one delivery. An operation is built for one run; make a new job from \
+                the old one's inputs, whatever state the old one is in. \(lesson.see("An operation runs once"))
+                """)
+        }
+        guard first.wait(timeout: patience) else {
+            LastWords.fail(
+                "regenerateWhileQueued",
+                """
+                The regenerated report for April arrived, but the first one, asked for before \
+                regenerate() while its job still waited, never did (waited \(patience.seconds) s; the \
+                ledger saw \(ledger.loads.timeline)): regenerate() replaced the first job's delivery, \
+                or cancelled the first job. Building a report again adds a new job beside the old \
+                one and leaves the old one, and its caller, alone. \(lesson.see("An operation runs once"))
+                """)
+        }
     }
 }
 
@@ -140,6 +164,7 @@ struct LifetimeSpecs {
     // what ReportGenerator keeps, and what the completion block in generate() captures. See
     // "Completion blocks and cycles".
     // Covers: C66, C65
+    // Paths: memory, collaborators
     @Test("a delivered report's job and sections are freed once nobody holds them")
     func deliveredReportIsFreed() async {
         let ledger = Ledger()
@@ -176,6 +201,7 @@ struct LifetimeSpecs {
     // Keeping the newest job must not keep every earlier one: look at what a ReportJob still
     // holds after it has run (its dependencies). See "What dependencies keep alive".
     // Covers: C65
+    // Paths: memory
     @Test("holding the newest report's job does not keep the earlier reports in memory")
     func newestJobDoesNotKeepEarlierOnes() async {
         let ledger = Ledger()
@@ -314,10 +340,12 @@ struct LifetimeSpecs {
     }
 
     // A screen asks for a report again from the main queue, often before the first job ran.
-    // Read ReportGenerator.regenerate: does it wait for anything? See "Waiting on the main queue".
+    // Read ReportGenerator.regenerate: does it wait for anything, and what happens to the first
+    // job and its caller? See "Waiting on the main queue".
     // Covers: C63, C67
+    // Paths: reuse, interference, collaborators
     @Test(
-        "regenerate() on the main queue, while the first job still waits, returns at once; the new report comes later"
+        "regenerate() on the main queue, while the first job still waits, returns a new job at once; both reports come later"
     )
     func regenerateWhileQueuedDoesNotWait() async {
         LastWords.forget("regenerateWhileQueued")
@@ -325,7 +353,8 @@ struct LifetimeSpecs {
             processExitsWith: .success,
             """
             Expected regenerate() of a job that had not run yet, called on the main queue, to \
-            return at once and its report to arrive once the queue went on.
+            return a new job at once, and both the first report and the new one to arrive once \
+            the queue went on.
             \(lesson.see("Waiting on the main queue"))
             """
         ) {
@@ -337,6 +366,7 @@ struct LifetimeSpecs {
     // An operation runs once. Read ReportGenerator.regenerate: what does it hand to the queue?
     // See "An operation runs once".
     // Covers: C67
+    // Paths: reuse
     @Test(
         "regenerate() builds the report again with a new job, also for a job cancelled before it ran, without stopping the program"
     )
