@@ -315,6 +315,37 @@ enum WaitingScenario {
             LastWords.fail("flush", "flush() called back while January, asked for before it, was still being built.")
         }
         ledger.release("February")
+
+        // A report whose caller lowered its priority after asking: a barrier still waits for it.
+        generator.queue.isSuspended = true
+        let june = generator.generate("June", sections: ["sales"]) { _ in }
+        june.queuePriority = .veryLow
+        let juneFinished = Protected<Bool?>(nil)  // whether June had finished when done ran
+        let lowDone = Gate("flush after a low-priority report")
+        generator.flush {
+            juneFinished.withValue { $0 = june.isFinished }
+            lowDone.open()
+        }
+        generator.queue.isSuspended = false
+        guard lowDone.wait(timeout: patience) else {
+            LastWords.fail(
+                "flush",
+                """
+                flush(), asked for after June, whose caller had lowered its priority, never called \
+                back (waited \(patience.seconds) s).
+                """)
+        }
+        guard juneFinished.value == true else {
+            LastWords.fail(
+                "flush",
+                """
+                flush() called back before June was built, although June was asked for before it: \
+                June's caller had lowered its priority, and a width-one queue starts the ready \
+                operation of highest priority first, so an operation added last runs before it. \
+                Only a barrier waits for everything added before it, whatever its priority. \
+                \(lesson.see("Barriers instead of waits"))
+                """)
+        }
         guard idleCalls.value == 1 else {
             LastWords.fail(
                 "flush",
