@@ -37,6 +37,9 @@ public final class ReportGenerator: Sendable {
             if let report = job.report {
                 OperationQueue.main.addOperation { deliver(report) }
             }
+            // A job cancelled before it ran never ran main(), where it lets go of what it
+            // waited for: this block runs on every exit, so let go here too.
+            job.dependencies.filter(\.isFinished).forEach(job.removeDependency)
             job.completionBlock = nil
         }
         latest.withLock { latest in
@@ -59,6 +62,8 @@ public final class ReportGenerator: Sendable {
             if let report = digest.report {
                 OperationQueue.main.addOperation { deliver(report) }
             }
+            // A digest cancelled before it ran never ran main(): let go of its parts here.
+            digest.dependencies.filter(\.isFinished).forEach(digest.removeDependency)
             digest.completionBlock = nil
         }
         // The digest depends on its parts, so the queue runs them first; nobody waits.

@@ -84,10 +84,12 @@ extension LifetimeScenario {
         let ledger = Ledger()
         let generator = ReportGenerator(source: ledger)
         generator.queue.isSuspended = true
-        let job = generator.generate("April", sections: ["sales"]) { _ in }
+        let first = Gate("the first report for April")
+        let job = generator.generate("April", sections: ["sales"]) { _ in first.open() }
         let returned = Gate("regenerate() to return")
         let again = Gate("the regenerated report")
         let april = Protected<[String]?>(nil)
+        let second = Protected<ReportJob?>(nil)
         LastWords.note(
             "regenerateWhileQueued",
             """
@@ -95,12 +97,13 @@ extension LifetimeScenario {
             waited in the (suspended) ledger queue, and the program stopped before it returned.
             """)
         DispatchQueue.main.async {
-            _ = generator.regenerate(job) { report in
+            let made = generator.regenerate(job) { report in
                 if report.title == "April" {
                     april.withValue { $0 = report.sections.map(\.name) }
                     again.open()
                 }
             }
+            second.withValue { $0 = made }
             returned.open()
         }
         guard returned.wait(timeout: patience) else {
@@ -131,6 +134,27 @@ extension LifetimeScenario {
                 it had no report to copy them from.
                 """)
         }
+        guard second.value !== job else {
+            LastWords.fail(
+                "regenerateWhileQueued",
+                """
+                regenerate() returned April's first job itself, which had not run yet, instead of a \
+                new one: whoever asked for the first report and whoever asked again now share one \
+                operation and one delivery. An operation is built for one run; make a new job from \
+                the old one's inputs, whatever state the old one is in. \(lesson.see("An operation runs once"))
+                """)
+        }
+        guard first.wait(timeout: patience) else {
+            LastWords.fail(
+                "regenerateWhileQueued",
+                """
+                The regenerated report for April arrived, but the first one, asked for before \
+                regenerate() while its job still waited, never did (waited \(patience.seconds) s; the \
+                ledger saw \(ledger.loads.timeline)): regenerate() replaced the first job's delivery, \
+                or cancelled the first job. Building a report again adds a new job beside the old \
+                one and leaves the old one, and its caller, alone. \(lesson.see("An operation runs once"))
+                """)
+        }
     }
 }
 
@@ -140,6 +164,7 @@ struct LifetimeSpecs {
     // what ReportGenerator keeps, and what the completion block in generate() captures. See
     // "Completion blocks and cycles".
     // Covers: C66, C65
+    // Paths: memory, collaborators
     @Test("a delivered report's job and sections are freed once nobody holds them")
     func deliveredReportIsFreed() async {
         let ledger = Ledger()
@@ -176,6 +201,7 @@ struct LifetimeSpecs {
     // Keeping the newest job must not keep every earlier one: look at what a ReportJob still
     // holds after it has run (its dependencies). See "What dependencies keep alive".
     // Covers: C65
+    // Paths: memory
     @Test("holding the newest report's job does not keep the earlier reports in memory")
     func newestJobDoesNotKeepEarlierOnes() async {
         let ledger = Ledger()
@@ -225,11 +251,101 @@ struct LifetimeSpecs {
         withExtendedLifetime((generator, newest)) {}
     }
 
-    // A screen asks for a report again from the main queue, often before the first job ran.
-    // Read ReportGenerator.regenerate: does it wait for anything? See "Waiting on the main queue".
-    // Covers: C63, C67
+    // A job cancelled before it ran never runs main(). Look at every exit of a job and a digest:
+    // where do they let go of their dependencies, and when does a completion block clear itself?
+    // See "What dependencies keep alive".
+    // Covers: C65, C66
+    // Paths: memory, collaborators
     @Test(
-        "regenerate() on the main queue, while the first job still waits, returns at once; the new report comes later"
+        "jobs cancelled before they ran, one by one or all at once, keep nothing in memory, even while a cancelled job is held"
+    )
+    func cancelledJobsLetGo() async {
+        let ledger = Ledger()
+        let generator = ReportGenerator(source: ledger)
+        let delivered = Recorder<String>()
+        let watch = Watch()
+        // Suspended, so that every job is asked for, and cancelled, before the first one runs.
+        generator.queue.isSuspended = true
+        do {
+            watch.add(
+                generator.generate("January", sections: ["sales"]) { delivered.record($0.title) }, as: "January's job")
+        }
+        let february = generator.generate("February", sections: ["sales"]) { delivered.record($0.title) }
+        do {
+            watch.add(
+                generator.generate("March", sections: ["sales"]) { delivered.record($0.title) }, as: "March's job")
+        }
+        february.cancel()
+        let digest = generator.digest("Q2", of: ["April", "May"], sections: ["sales"]) { delivered.record($0.title) }
+        digest.cancel()
+        generator.queue.isSuspended = false
+        await waitUntil(
+            "January's and March's reports to be delivered, and the cancelled digest to finish",
+            hint: lesson.see("What dependencies keep alive"),
+            givingUpWhen: {
+                delivered.contains("February")
+                    ? "February's report was delivered, although February's job was cancelled before it ran" : nil
+            }
+        ) { delivered.contains("January") && delivered.contains("March") && digest.isFinished }
+        let heldFreed = await comesTrue(within: patience) {
+            watch.alive.isEmpty && ledger.reportsInMemory.isEmpty
+        }
+        #expect(
+            heldFreed,
+            """
+            February's job and the Q2 digest were cancelled before they ran, and the spec still \
+            holds both (a screen keeps a job it may build again). \(patience.seconds) s after the \
+            others were delivered, these were still in memory: \(watch.alive + ledger.reportsInMemory.map { "\($0)'s sections" }); \
+            February's job still has \(february.dependencies.count) dependencies and the digest \
+            \(digest.dependencies.count). Foundation never calls main() of an operation cancelled \
+            before it started, so a job that lets go of its dependencies only in main() keeps the \
+            finished jobs before it, and every report they hold, for as long as anyone holds it. \
+            The completion block runs on every exit, a cancelled one too: let go there as well.
+            \(lesson.see("What dependencies keep alive"))
+            """
+        )
+
+        // Cancelled all at once: nobody holds these, so nothing of them may stay.
+        let everything = Watch()
+        generator.queue.isSuspended = true
+        do {
+            for month in ["June", "July"] {
+                everything.add(
+                    generator.generate(month, sections: ["sales"]) { delivered.record($0.title) },
+                    as: "\(month)'s job (cancelled with cancelAllOperations)")
+            }
+            let q3 = generator.digest("Q3", of: ["August", "September"], sections: ["sales"]) {
+                delivered.record($0.title)
+            }
+            everything.add(q3, as: "the Q3 digest (cancelled with cancelAllOperations)")
+            for part in q3.dependencies {
+                everything.add(part, as: "a part of Q3 (cancelled with cancelAllOperations)")
+            }
+        }
+        generator.queue.cancelAllOperations()
+        generator.queue.isSuspended = false
+        let allFreed = await comesTrue(within: patience) { everything.alive.isEmpty }
+        #expect(
+            allFreed,
+            """
+            June, July and the Q3 digest were cancelled with cancelAllOperations() before they \
+            ran, and nobody held them; \(patience.seconds) s later these were still in memory: \
+            \(everything.alive). Something keeps a job only on the cancel path: a completion block that \
+            captures its job and clears itself only after delivering a report (a cycle Linux never \
+            breaks), or a list of pending jobs that forgets a job only when its report arrives.
+            \(lesson.see("Completion blocks and cycles"))
+            """
+        )
+        withExtendedLifetime((generator, february, digest)) {}
+    }
+
+    // A screen asks for a report again from the main queue, often before the first job ran.
+    // Read ReportGenerator.regenerate: does it wait for anything, and what happens to the first
+    // job and its caller? See "Waiting on the main queue".
+    // Covers: C63, C67
+    // Paths: reuse, interference, collaborators
+    @Test(
+        "regenerate() on the main queue, while the first job still waits, returns a new job at once; both reports come later"
     )
     func regenerateWhileQueuedDoesNotWait() async {
         LastWords.forget("regenerateWhileQueued")
@@ -237,7 +353,8 @@ struct LifetimeSpecs {
             processExitsWith: .success,
             """
             Expected regenerate() of a job that had not run yet, called on the main queue, to \
-            return at once and its report to arrive once the queue went on.
+            return a new job at once, and both the first report and the new one to arrive once \
+            the queue went on.
             \(lesson.see("Waiting on the main queue"))
             """
         ) {
@@ -249,6 +366,7 @@ struct LifetimeSpecs {
     // An operation runs once. Read ReportGenerator.regenerate: what does it hand to the queue?
     // See "An operation runs once".
     // Covers: C67
+    // Paths: reuse
     @Test(
         "regenerate() builds the report again with a new job, also for a job cancelled before it ran, without stopping the program"
     )

@@ -137,7 +137,10 @@ enum WaitingScenario {
         let ledger = Ledger(holding: ["January"])
         let generator = ReportGenerator(source: ledger)
         let arrived = Gate("the digest")
-        let digest = generator.digest("Q1", of: ["January", "February", "March"], sections: ["sales"]) { _ in
+        let months = Protected<[String]>([])  // the reports the digest's sections came from
+        let digest = generator.digest("Jan-Apr", of: ["January", "February", "March", "April"], sections: ["sales"]) {
+            report in
+            months.withValue { $0 = report.sections.map(\.report) }
             arrived.open()
         }
         guard settles(within: patience, { ledger.loadCount(of: "January") > 0 }) else {
@@ -160,13 +163,24 @@ enum WaitingScenario {
                 must not wait inside the ledger queue for work that needs that queue's only slot.
                 """)
         }
-        let april = Gate("April")
-        generator.generate("April", sections: ["sales"]) { _ in april.open() }
-        guard april.wait(timeout: patience) else {
+        let kept = months.value.filter { $0 != "February" }
+        guard kept == ["January", "March", "April"] else {
             LastWords.fail(
                 "digestCancelledPart",
                 """
-                The digest with a cancelled part arrived, but April, asked for afterwards, never \
+                The digest of January to April, whose February part was cancelled, arrived with \
+                sections from \(months.value); expected those of January, March and April, in that \
+                order (February's too if the digest loads them itself). A digest reads every part \
+                it was given, however many, in the order asked for. \(lesson.see("Waiting inside a queue"))
+                """)
+        }
+        let may = Gate("May")
+        generator.generate("May", sections: ["sales"]) { _ in may.open() }
+        guard may.wait(timeout: patience) else {
+            LastWords.fail(
+                "digestCancelledPart",
+                """
+                The digest with a cancelled part arrived, but May, asked for afterwards, never \
                 did (waited \(patience.seconds) s): something still holds the ledger queue's only slot.
                 """)
         }
@@ -246,7 +260,11 @@ enum WaitingScenario {
         let ledger = Ledger(holding: ["January", "February"])
         let generator = ReportGenerator(source: ledger)
         let idle = Gate("flush on an idle generator")
-        generator.flush { idle.open() }
+        let idleCalls = Protected(0)
+        generator.flush {
+            idleCalls.withValue { $0 += 1 }
+            idle.open()
+        }
         guard idle.wait(timeout: patience) else {
             LastWords.fail(
                 "flush",
@@ -297,6 +315,47 @@ enum WaitingScenario {
             LastWords.fail("flush", "flush() called back while January, asked for before it, was still being built.")
         }
         ledger.release("February")
+
+        // A report whose caller lowered its priority after asking: a barrier still waits for it.
+        generator.queue.isSuspended = true
+        let june = generator.generate("June", sections: ["sales"]) { _ in }
+        june.queuePriority = .veryLow
+        let juneFinished = Protected<Bool?>(nil)  // whether June had finished when done ran
+        let lowDone = Gate("flush after a low-priority report")
+        generator.flush {
+            juneFinished.withValue { $0 = june.isFinished }
+            lowDone.open()
+        }
+        generator.queue.isSuspended = false
+        guard lowDone.wait(timeout: patience) else {
+            LastWords.fail(
+                "flush",
+                """
+                flush(), asked for after June, whose caller had lowered its priority, never called \
+                back (waited \(patience.seconds) s).
+                """)
+        }
+        guard juneFinished.value == true else {
+            LastWords.fail(
+                "flush",
+                """
+                flush() called back before June was built, although June was asked for before it: \
+                June's caller had lowered its priority, and a width-one queue starts the ready \
+                operation of highest priority first, so an operation added last runs before it. \
+                Only a barrier waits for everything added before it, whatever its priority. \
+                \(lesson.see("Barriers instead of waits"))
+                """)
+        }
+        guard idleCalls.value == 1 else {
+            LastWords.fail(
+                "flush",
+                """
+                flush() on an idle generator called back \(idleCalls.value) times; expected once. A \
+                caller counts on done running once per flush: a flush that answers at once when the \
+                queue looks empty and also leaves a barrier behind calls it twice. The barrier \
+                alone runs at once on an empty queue. \(lesson.see("Barriers instead of waits"))
+                """)
+        }
     }
 }
 
@@ -308,6 +367,7 @@ struct WaitingSpecs {
     // caller on the main queue. Once it arrives, nothing may keep its finished parts or its job
     // alive: see "Completion blocks and cycles".
     // Covers: C62, C63, C65, C66
+    // Paths: memory, collaborators
     @Test(
         "a digest of three months, asked for on the main queue, arrives later although the ledger runs one operation at a time, and lets its parts go"
     )
@@ -331,14 +391,18 @@ struct WaitingSpecs {
     // A part of a digest can be cancelled before it runs: what does DigestJob.main() do when a
     // part has no report, and where does that code run? See "Waiting inside a queue".
     // Covers: C62
-    @Test("a digest one of whose parts was cancelled still arrives, and leaves the ledger free")
+    // Paths: values, reuse
+    @Test(
+        "a digest of four months, one of whose parts was cancelled, still arrives with the other parts, and leaves the ledger free"
+    )
     func digestWithACancelledPartStillArrives() async {
         LastWords.forget("digestCancelledPart")
         let outcome = await #expect(
             processExitsWith: .success,
             """
-            Expected a digest whose February part was cancelled before it ran to arrive within \
-            \(patience.seconds) s, and the next report to be built after it.
+            Expected a digest of four months whose February part was cancelled before it ran to \
+            arrive within \(patience.seconds) s with the other three months' sections, and the next \
+            report to be built after it.
             \(lesson.see("Waiting inside a queue"))
             """
         ) {
@@ -351,6 +415,7 @@ struct WaitingSpecs {
     // what it waits for need the main queue? See "Waiting on the main queue". Once the report
     // is shown, what does the screen still hold? See "What dependencies keep alive".
     // Covers: C63, C65
+    // Paths: memory
     @Test(
         "refresh() returns at once on the main queue, the report appears when it is built, and the screen lets its job go"
     )
@@ -371,18 +436,21 @@ struct WaitingSpecs {
     }
 
     // flush() must call back once the reports asked for before it are built, without waiting
-    // for later ones and without blocking a thread. Read ReportGenerator.flush. See "Barriers
-    // instead of waits".
+    // for later ones, without blocking a thread, and once per call. Read ReportGenerator.flush.
+    // See "Barriers instead of waits".
     // Covers: C64
-    @Test("flush() returns at once, and calls back once earlier reports are built, not waiting for later ones")
+    // Paths: reuse, collaborators
+    @Test(
+        "flush() returns at once, and calls back once, as soon as earlier reports are built, not waiting for later ones"
+    )
     func flushWaitsForEarlierReportsOnly() async {
         LastWords.forget("flush")
         let outcome = await #expect(
             processExitsWith: .success,
             """
-            Expected flush() to return at once, to call back at once on an idle generator, and \
-            otherwise as soon as every report asked for before it was built, while a later report \
-            was still running.
+            Expected flush() to return at once, and to call back once: at once on an idle \
+            generator, and otherwise as soon as every report asked for before it was built, while \
+            a later report was still running.
             \(lesson.see("Barriers instead of waits"))
             """
         ) {
