@@ -69,6 +69,7 @@ struct StoreQueueSpecs {
     // width of its queue and at uploadNow(_:). See "Running on a queue you own" and "A serial
     // queue underneath is not a width of one".
     // Covers: C75, C76, C77
+    // Paths: values
     @Test("while the store is busy, waiting jobs hold no thread, and an urgent note goes ahead of them")
     func urgentUploadGoesAheadOfWaitingOnes() async {
         let store = Desk()
@@ -122,6 +123,16 @@ struct StoreQueueSpecs {
             """
             The urgent job asks for quality of service \(urgent.qualityOfService.rawValue); \
             expected .userInitiated, its own class, set before it was added.
+            \(lesson.see("Whose quality of service"))
+            """)
+        let raised = background.filter { $0.qualityOfService.rawValue >= QualityOfService.userInitiated.rawValue }
+        #expect(
+            raised.isEmpty,
+            """
+            The background jobs \(raised.map(\.note.title)) ask for quality of service \
+            \(raised.map { "\($0.qualityOfService.rawValue)" }.joined(separator: ", ")), as urgent as \
+            the urgent note (\(QualityOfService.userInitiated.rawValue)). Only the urgent job sets \
+            .userInitiated; a batch's jobs set no class, so the store's queue decides theirs.
             \(lesson.see("Whose quality of service"))
             """)
     }
