@@ -207,7 +207,7 @@ struct BatchEndSpecs {
         let names = asked.map(\.name)
         guard
             await waitUntil(
-                "a done for each of \(names.joined(separator: " and ")) to be called", timeout: patience,
+                "a done for each of \(names.joined(separator: " and ")) to be called",
                 hint: """
                     The screen received \(screen.updates.timeline); the store saw \
                     \(store.saves.timeline). A batch is done once all its notes are saved, which \

@@ -163,7 +163,6 @@ struct TwoEnginesSpecs {
         guard
             await waitUntil(
                 "a, b and done to reach the screen of the engine that was neither paused nor stopped",
-                timeout: patience,
                 hint: """
                     With \(other), the other engine's screen received \(busy.updates.timeline) once \
                     its notes were saved (the store saw \(store.saves.timeline)). Pausing and \

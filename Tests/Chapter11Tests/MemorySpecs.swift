@@ -116,7 +116,6 @@ struct EngineMemorySpecs {
         }
         await waitUntil(
             "the engine and the caller's onSaved and done to be freed after \(exit) (still alive: \(alive()))",
-            timeout: patience,
             hint: exit.opens
                 ? """
                 After \(exit), the owner let go of the engine, and something still holds it or \
@@ -152,7 +151,6 @@ struct EngineMemorySpecs {
         else { return }
         await waitUntil(
             "the batch's done, held while paused, to be freed once stop() returned",
-            timeout: patience,
             hint: """
                 The engine is still owned and stopped, and it keeps the updates it held while \
                 paused, the batch's done among them, with whatever the caller's closure keeps: \
