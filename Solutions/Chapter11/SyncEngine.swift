@@ -93,13 +93,21 @@ public final class SyncEngine: @unchecked Sendable {  // mutable state is only t
     /// Cancels every upload not yet saved, those still waiting for `open(_:)` included, and
     /// every upload asked for later; drops every update not yet delivered.
     public func stop() {
-        let waiting = lock.withLock {
+        // The held updates will never be delivered: they go too, and with them the caller's
+        // closures, freed once the lock is released (whatever they free may call the engine).
+        let (waiting, _) = lock.withLock {
             state.stopped = true
-            defer { state.waiting = [] }
-            return state.waiting
+            defer { (state.waiting, state.held) = ([], []) }
+            return (state.waiting, state.held)
         }
         queue.cancelAllOperations()
         end(waiting)
+    }
+
+    deinit {
+        // Jobs still waiting for open(_:) are in no queue: end them, or the batch's end that
+        // depends on them waits on the main queue for good, and keeps the caller's done.
+        end(state.waiting)
     }
 
     private func makeJob(_ note: Note) -> UploadJob {
@@ -107,7 +115,9 @@ public final class SyncEngine: @unchecked Sendable {  // mutable state is only t
             guard let self else { return }
             let store = lock.withLock { state.store }
             store?.save(note)
-            deliver { self.onSaved(note) }
+            // The update keeps onSaved, never the engine: held while paused, it is stored in the
+            // engine, and an engine that held itself would outlive a stop() or its owner.
+            deliver { [onSaved] in onSaved(note) }
         }
     }
 

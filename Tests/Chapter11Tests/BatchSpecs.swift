@@ -163,6 +163,84 @@ struct BatchSpecs {
     }
 }
 
+/// Batches whose `done` a spec follows.
+enum Batches: String, CaseIterable, Sendable, CustomStringConvertible {
+    case twoInFlight = "two batches in flight at once"
+    case empty = "an empty batch"
+
+    var description: String { rawValue }
+}
+
+@Suite("Each batch has its own end", .watched)
+struct BatchEndSpecs {
+    // Look at where upload(_:then:) keeps a batch's done until the batch ends, and at what
+    // decides that it ended: the engine may have several batches in flight, and a batch may be
+    // empty. See "A barrier holds back everything after it".
+    // Covers: C79
+    // Paths: interference, values
+    @Test(
+        "every batch's done is called once, after its own notes: two batches in flight, an empty batch",
+        arguments: Batches.allCases)
+    func eachBatchGetsItsOwnDone(batches: Batches) async {
+        let store = Desk()
+        let screen = Screen()
+        let engine = SyncEngine()
+        engine.open(store)
+        store.hold()
+        defer { store.release() }
+        // What the store had saved when each done was called, by the batch's name.
+        let savedWhenDone = Recorder<(batch: String, saved: [String])>()
+        func done(_ name: String) -> @Sendable () -> Void {
+            let record = screen.done(name)
+            return {
+                savedWhenDone.record((name, store.saved))
+                record()
+            }
+        }
+        let asked: [(name: String, notes: [Note])] =
+            switch batches {
+            case .twoInFlight: [("first batch's done", notes("a", "b")), ("second batch's done", notes("c", "d"))]
+            case .empty: [("empty batch's done", [])]
+            }
+        for (name, notes) in asked { engine.upload(notes, then: done(name)) }
+        store.release()
+        let names = asked.map(\.name)
+        guard
+            await waitUntil(
+                "a done for each of \(names.joined(separator: " and ")) to be called",
+                hint: """
+                    The screen received \(screen.updates.timeline); the store saw \
+                    \(store.saves.timeline). A batch is done once all its notes are saved, which \
+                    for an empty batch is at once.
+                    \(lesson.see("A barrier holds back everything after it"))
+                    """, { screen.updates.count >= names.count })
+        else { return }
+        await onTheMainQueue("an operation queued after the dones") {}
+        #expect(
+            screen.updates.all.sorted() == names.sorted(),
+            """
+            With \(batches), the screen received \(screen.updates.timeline); expected \
+            \(names.joined(separator: " and ")), once each, on the main queue. \
+            \(screen.updates.contains { $0.hasSuffix("(off the main queue)") }
+                ? "The screen reads done on the main queue: send it there."
+                : "Each call of upload(_:then:) has a done of its own: keep it with its batch, not in one place for the whole engine.")
+            \(lesson.see("A barrier holds back everything after it"))
+            """)
+        for (name, notes) in asked {
+            let titles = notes.map(\.title)
+            for record in savedWhenDone.all where record.batch == name {
+                #expect(
+                    titles.allSatisfy(record.saved.contains),
+                    """
+                    \(name) was called when the store had saved only \(record.saved); its batch is \
+                    \(titles). A batch is done once all its own notes are saved.
+                    \(lesson.see("A barrier holds back everything after it"))
+                    """)
+            }
+        }
+    }
+}
+
 /// A progress in words, for messages: "1 of 4 (25 %)".
 func described(_ progress: Progress) -> String {
     let percent = Int((progress.fractionCompleted * 100).rounded())

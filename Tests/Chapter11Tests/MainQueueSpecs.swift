@@ -119,6 +119,71 @@ struct MainQueueSpecs {
     }
 }
 
+/// What one of two engines does while the other delivers.
+enum OtherEngine: String, CaseIterable, Sendable, CustomStringConvertible {
+    case paused = "the other engine paused"
+    case stopped = "the other engine stopped"
+
+    var description: String { rawValue }
+}
+
+@Suite("Each engine owns its own updates", .watched)
+struct TwoEnginesSpecs {
+    // Two engines, two screens: one engine is paused or stopped, the other is not. Look at where
+    // SyncEngine keeps "paused", "stopped" and the held updates: in each engine, or somewhere
+    // every engine shares (a static, a global, a shared queue)? See "The main queue is
+    // everybody's".
+    // Covers: C80
+    // Paths: interference
+    @Test("pausing or stopping one engine leaves another engine's updates alone", arguments: OtherEngine.allCases)
+    func oneEngineLeavesAnotherAlone(other: OtherEngine) async {
+        let store = Desk()
+        let quiet = Screen()
+        let busy = Screen()
+        let quietEngine = SyncEngine(onSaved: quiet.onSaved)
+        let busyEngine = SyncEngine(onSaved: busy.onSaved)
+        quietEngine.open(store)
+        busyEngine.open(store)
+        defer { quietEngine.resumeUpdates() }
+        let saved = Protected(false)
+        // The quiet engine's updates queue up behind this operation, which then pauses or stops it.
+        await onTheMainQueue("the operation that pauses or stops one engine") {
+            let jobs = quietEngine.upload(notes("x", "y"), then: quiet.done())
+            saved.withValue { $0 = settles(within: patience) { jobs.allSatisfy(\.isFinished) } }
+            switch other {
+            case .paused: quietEngine.pauseUpdates()
+            case .stopped: quietEngine.stop()
+            }
+        }
+        guard saved.value else {
+            Issue.record("The notes x and y were never saved; the store saw \(store.saves.timeline).")
+            return
+        }
+        busyEngine.upload(notes("a", "b"), then: busy.done())
+        guard
+            await waitUntil(
+                "a, b and done to reach the screen of the engine that was neither paused nor stopped",
+                hint: """
+                    With \(other), the other engine's screen received \(busy.updates.timeline) once \
+                    its notes were saved (the store saw \(store.saves.timeline)). Pausing and \
+                    stopping belong to one engine: keep its flags and held updates in the engine, \
+                    never in a static or a global that every engine shares.
+                    \(lesson.see("The main queue is everybody's"))
+                    """, { busy.updates.count >= 3 })
+        else { return }
+        await onTheMainQueue("an operation queued after them") {}
+        #expect(
+            quiet.updates.count == 0,
+            """
+            With one engine \(other == .paused ? "paused" : "stopped") and the other delivering, \
+            the first engine's screen received \(quiet.updates.timeline). Its updates were \
+            already waiting on the main queue: each must decide, when it runs, by its own \
+            engine's state, and leave the other engine's alone.
+            \(lesson.see("The main queue is everybody's"))
+            """)
+    }
+}
+
 /// What happens on the main queue right after `resumeUpdates()`.
 enum AfterResuming: String, CaseIterable, Sendable, CustomStringConvertible {
     case stopInTheSameOperation = "stop() in the same main-queue operation"

@@ -69,6 +69,7 @@ struct StoreQueueSpecs {
     // width of its queue and at uploadNow(_:). See "Running on a queue you own" and "A serial
     // queue underneath is not a width of one".
     // Covers: C75, C76, C77
+    // Paths: values
     @Test("while the store is busy, waiting jobs hold no thread, and an urgent note goes ahead of them")
     func urgentUploadGoesAheadOfWaitingOnes() async {
         let store = Desk()
@@ -124,6 +125,32 @@ struct StoreQueueSpecs {
             expected .userInitiated, its own class, set before it was added.
             \(lesson.see("Whose quality of service"))
             """)
+        let raised = background.filter { urgency($0.qualityOfService) >= urgency(.userInitiated) }
+        #expect(
+            raised.isEmpty,
+            """
+            The background jobs \(raised.map(\.note.title)) ask for quality of service \
+            \(raised.map { "\($0.qualityOfService)" }.joined(separator: ", ")), as urgent as the \
+            urgent note. Only the urgent job sets .userInitiated; a batch's jobs set no class, so \
+            the store's queue decides theirs.
+            \(lesson.see("Whose quality of service"))
+            """)
+    }
+}
+
+/// How urgent a class is, from background (0) to user-interactive (4).
+///
+/// Never compare raw values: they are Darwin's class numbers on Apple platforms, where a larger
+/// one is more urgent, but 0 to 4 in declaration order in swift-corelibs-foundation, where
+/// user-interactive is 0 (Tests/PLATFORM.md).
+func urgency(_ quality: QualityOfService) -> Int {
+    switch quality {
+    case .background: 0
+    case .utility: 1
+    case .default: 2
+    case .userInitiated: 3
+    case .userInteractive: 4
+    @unknown default: 2
     }
 }
 
