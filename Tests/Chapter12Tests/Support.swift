@@ -392,3 +392,17 @@ func waitUntil(_ count: Int, rowsWaitFor stage: Stage, in studio: Studio) async 
 func resultOnItsWayToTheMainQueue() async {
     _ = await comesTrue(within: window) { OperationQueue.main.operationCount > 0 }
 }
+
+/// A fetcher that hands every fetch to a studio: a spec that gives the pipeline this one, and
+/// keeps only a weak reference to it, sees whether anything still holds the pipeline's fetches.
+final class FetcherOfTheStudio: ImageFetcher {
+    let studio: Studio
+
+    init(_ studio: Studio) {
+        self.studio = studio
+    }
+
+    func fetch(_ url: URL) async throws -> Data {
+        try await studio.fetch(url)
+    }
+}
