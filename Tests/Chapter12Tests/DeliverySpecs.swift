@@ -126,6 +126,47 @@ extension Chapter12Specs {
             }
         }
 
+        // Look at what `ImagePipeline` keys its requests by, and what it does when a second row
+        // asks for an image a first row is still waiting for. Lesson: "Exactly once".
+        // Covers: C91
+        // Paths: interference
+        @Test("two rows that show the same image at once each get its thumbnail, once, on the main queue")
+        func sameImageInTwoRows() async {
+            let studio = Studio(holding: [.fetch])
+            defer { studio.releaseAll() }
+            let list = ListView(ImagePipeline(fetcher: studio, decoder: studio, resizer: studio))
+            // A feed that shows one photo twice: both rows wait for it at the same time.
+            await list.show("beach", in: 0)
+            await list.show("beach", in: 1)
+            guard await waitUntil("the fetch of beach to begin", { studio.saw("beach fetch began") }) else { return }
+            studio.release("beach")
+            let hint = lesson.see("Exactly once")
+            guard
+                await waitUntil(
+                    "rows 0 and 1 to get beach's thumbnail", timeout: patience,
+                    hint: """
+                        The list got \(list.deliveries.timeline); the studio saw \(studio.events.timeline). \
+                        A pipeline that keeps its requests by image lets the second row's request \
+                        replace the first row's. \(hint)
+                        """,
+                    { !list.deliveries(to: 0).isEmpty && !list.deliveries(to: 1).isEmpty })
+            else { return }
+            _ = await comesTrue(within: window) { list.deliveries.count > 2 }
+            await MainQueue.drain()
+            for row in [0, 1] {
+                let got = list.deliveries(to: row)
+                #expect(
+                    got.map(\.description) == ["row \(row) (request 1) got \(ListView.thumbnail(of: "beach"))"],
+                    """
+                    Rows 0 and 1 both showed beach; expected row \(row)'s callback once, on the main \
+                    queue, with beach's thumbnail, but it got \
+                    \(got.isEmpty ? "nothing" : got.map(\.description).joined(separator: "; ")). Each \
+                    request is its own, even when another row asks for the same image.
+                    \(hint)
+                    """)
+            }
+        }
+
         // Look at what `ImagePipeline` still holds when it calls a row's callback: the list view's
         // code may call the pipeline again from there. Lesson: "Results on the main queue".
         // Covers: C91, C90
@@ -161,11 +202,12 @@ extension Chapter12Specs {
         }
 
         // Look at what `ImagePipeline` does when a stage throws: who hears of it, on which queue,
-        // and does the next stage still run? Lesson: "Errors end the row".
-        // Covers: C88, C90, C91, C16
-        // Paths: interference
+        // does the next stage still run, and what is left of the row once it heard? Lesson:
+        // "Errors end the row".
+        // Covers: C88, C90, C91, C16, C93
+        // Paths: interference, memory, reuse
         @Test(
-            "a stage that fails reaches the row's callback once, on the main queue, and skips the later stages",
+            "a stage that fails reaches the row's callback once, on the main queue, skips the later stages, leaves nothing behind, and a retry starts afresh",
             arguments: [Stage.fetch, .decode, .resize])
         func failureReachesTheCallerOnce(_ stage: Stage) async {
             let studio = Studio(failing: ["forest": stage])
@@ -182,8 +224,9 @@ extension Chapter12Specs {
             await waitUntil("row 0 (beach) to get its thumbnail as well") { !list.deliveries(to: 0).isEmpty }
             await MainQueue.drain()
             let got = list.deliveries(to: 1)
+            let answeredOnce = got.map(\.outcome) == ["the error “\(failed)”"]
             #expect(
-                got.map(\.outcome) == ["the error “\(failed)”"],
+                answeredOnce,
                 """
                 Expected row 1's callback to be called once, with the error “\(failed)”; it got \
                 \(got.map(\.outcome).joined(separator: ", then ")).
@@ -206,6 +249,45 @@ extension Chapter12Specs {
             #expect(
                 list.deliveries(to: 0).map(\.outcome) == [ListView.thumbnail(of: "beach")],
                 "Row 0 (beach) should be untouched by forest's failure; it got \(list.deliveries(to: 0)).")
+            // What is kept, and the retry, are judged once the error was answered right.
+            guard answeredOnce else { return }
+            let freed = await comesTrue(within: patience) {
+                list.cellsInMemory.isEmpty && studio.bitmapsInMemory.isEmpty && studio.operationsInMemory.isEmpty
+            }
+            #expect(
+                freed,
+                """
+                Row 0 got its thumbnail and row 1 its error, yet \(patience.seconds) s later these were \
+                still in memory: \(list.cellsInMemory + studio.bitmapsInMemory + studio.operationsInMemory). \
+                An error ends its request as a thumbnail does: the pipeline forgets the request \
+                whichever way it was answered.
+                \(lesson.see("Nothing kept"))
+                """)
+            // The list view asks for forest again (a retry), and this time every stage succeeds.
+            studio.heal("forest")
+            await list.show("forest", in: 1)
+            let hint = lesson.see("Errors end the row")
+            guard
+                await waitUntil(
+                    "row 1, asked for forest again after the error, to get an answer", timeout: patience,
+                    hint: """
+                        The retry got nothing: the studio saw \(studio.events.timeline). Whatever the \
+                        pipeline kept of the failed request stood in the new one's way. \(hint)
+                        """,
+                    { list.deliveries(to: 1).count > 1 })
+            else { return }
+            _ = await comesTrue(within: window) { list.deliveries(to: 1).count > 2 }
+            await MainQueue.drain()
+            let retried = list.deliveries(to: 1).dropFirst().map(\.outcome)
+            #expect(
+                retried == [ListView.thumbnail(of: "forest")],
+                """
+                Row 1 asked for forest again after its \(stage) failed, and this time nothing failed; \
+                expected its second callback once, with \(ListView.thumbnail(of: "forest")), but it \
+                got \(retried.joined(separator: ", then ")). An error ends its own request; a new \
+                request starts afresh, as the first did.
+                \(hint)
+                """)
         }
     }
 }

@@ -7,10 +7,13 @@ extension Chapter12Specs {
     @Suite("A row that leaves the screen stops, and gets nothing")
     struct LeavingSpecs {
         // Look at what `ImagePipeline.rowLeftScreen(_:)` does to a download under way and to one
-        // still waiting. Lesson: "Leaving the screen" and Chapter 8.
+        // still waiting, and at what it remembers of the row afterwards. Lesson: "Leaving the
+        // screen" and Chapter 8.
         // Covers: C89, C50, C61
         // Paths: reuse
-        @Test("leaving the screen cancels a running fetch, drops a waiting one, and frees the slot")
+        @Test(
+            "leaving the screen cancels a running fetch, drops a waiting one, frees the slot, and a row that comes back gets its image"
+        )
         func rowLeavingCancelsItsFetch() async {
             let widths = StageWidths(fetches: 1, decodes: 1, resizes: 1)
             let studio = Studio(holding: [.fetch], widths: widths)
@@ -57,13 +60,36 @@ extension Chapter12Specs {
                 the list got \(list.deliveries.timeline) and the studio saw \(studio.events.timeline).
                 \(hint)
                 """)
+            // Row 0 scrolls back into view, and the list view asks for its image again.
+            studio.release("running")
+            await list.show("running", in: 0)
+            guard
+                await waitUntil(
+                    "row 0, back on screen and asked for again, to get its thumbnail", timeout: patience,
+                    hint: """
+                        The studio saw \(studio.events.timeline). Whatever the pipeline remembers of a row \
+                        that left belongs to the request that left, not to the row: a new request for it \
+                        starts afresh. \(hint)
+                        """,
+                    { !list.deliveries(to: 0).isEmpty })
+            else { return }
+            _ = await comesTrue(within: window) { list.deliveries(to: 0).count > 1 }
+            await MainQueue.drain()
+            let back = "row 0 (request 2) got \(ListView.thumbnail(of: "running"))"
+            #expect(
+                list.deliveries(to: 0).map(\.description) == [back],
+                """
+                Row 0 left the screen and came back; expected only its new request to be answered, once, \
+                with running's thumbnail, but the list got \(list.deliveries(to: 0).map(\.description)).
+                \(hint)
+                """)
         }
 
         // Look at what `ImagePipeline.request` does with the request a row already had: whose
-        // callback gets the old image? Lesson: "Exactly once" and Chapter 1.
-        // Covers: C92, C91, C3, C7
-        // Paths: interference
-        @Test("a row asked again for another image gets only the new one, once")
+        // callback gets the old image, and who still holds it? Lesson: "Exactly once" and Chapter 1.
+        // Covers: C92, C91, C3, C7, C93
+        // Paths: interference, memory
+        @Test("a row asked again for another image gets only the new one, once, and the old request is let go")
         func newerRequestForARowWins() async {
             let studio = Studio(holding: [.fetch])
             defer { studio.releaseAll() }
@@ -88,13 +114,28 @@ extension Chapter12Specs {
             _ = await comesTrue(within: window) { list.deliveries(to: 0).count > 1 }
             await MainQueue.drain()
             let got = list.deliveries(to: 0)
+            let onlyTheNewOne = got.map(\.description) == ["row 0 (request 2) got \(ListView.thumbnail(of: "new"))"]
             #expect(
-                got.map(\.description) == ["row 0 (request 2) got \(ListView.thumbnail(of: "new"))"],
+                onlyTheNewOne,
                 """
                 Row 0 asked for old, then, reused, for new. Expected only the second request's \
                 callback to be called, once, with new's thumbnail; the list got \
                 \(got.map(\.description).joined(separator: "; ")).
                 \(hint)
+                """)
+            // Memory is judged once the answers are right: a design that answers wrongly has that to fix first.
+            guard onlyTheNewOne else { return }
+            let freed = await comesTrue(within: patience) {
+                list.cellsInMemory.isEmpty && studio.bitmapsInMemory.isEmpty && studio.operationsInMemory.isEmpty
+            }
+            #expect(
+                freed,
+                """
+                Row 0's old request was replaced and its new one answered, yet \(patience.seconds) s later \
+                these were still in memory: \(list.cellsInMemory + studio.bitmapsInMemory + studio.operationsInMemory). \
+                A replaced request is never answered, so nothing may keep it or the cell its callback \
+                captured: not a list of old requests, not a stage's completion block.
+                \(lesson.see("Nothing kept"))
                 """)
         }
     }

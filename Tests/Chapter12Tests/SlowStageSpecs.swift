@@ -74,10 +74,16 @@ extension Chapter12Specs {
             await list.show("a", in: 0)
             await list.show("b", in: 1)
             let hint = lesson.see("A width per stage")
-            let tooMany = {
-                studio.peak(stage) > 1
-                    ? "\(studio.peak(stage)) \(stage)s ran at once (\(studio.began(stage).joined(separator: ", ")) began)"
-                    : nil
+            let tooMany = { () -> String? in
+                if studio.peak(stage) > 1 {
+                    return
+                        "\(studio.peak(stage)) \(stage)s ran at once (\(studio.began(stage).joined(separator: ", ")) began)"
+                }
+                // The studio holds a's stage until the spec lets it go, unless nothing could hold it.
+                guard studio.saw("a \(stage) ended") else { return nil }
+                return studio.calledInATask(stage)
+                    ? "a's \(stage) was called from a Swift task, not from an operation on a queue of the \(stage) width, and ended at once"
+                    : "a's \(stage) ended before the spec let it go"
             }
             guard
                 await waitUntil(
@@ -94,6 +100,16 @@ extension Chapter12Specs {
                         """,
                     givingUpWhen: tooMany, { studio.saw("b \(before) ended") })
             else { return }
+            let aEnded = studio.saw("a \(stage) ended")
+            #expect(
+                !aEnded,
+                """
+                Expected a's \(stage), held by the studio, to be still under way when b's \(before) \
+                ended, but \(tooMany() ?? "it had ended"): the studio saw \(studio.events.timeline). A \
+                blocking stage runs in an operation on its own queue, whose width bounds it.
+                \(hint)
+                """)
+            guard !aEnded else { return }
             let extra = await comesTrue(within: window) { studio.peak(stage) > 1 }
             #expect(
                 !extra,

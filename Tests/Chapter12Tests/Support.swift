@@ -60,6 +60,7 @@ final class Studio: ImageFetcher, ImageDecoder, ImageResizer, @unchecked Sendabl
         var running: [Stage: [String]] = [:]
         var peak: [Stage: Int] = [:]
         var released: Set<String> = []
+        var healed: Set<String> = []
         var releasedAll = false
         var calledInATask: Set<Stage> = []
         var bitmaps: [WeakBitmap] = []
@@ -130,6 +131,11 @@ final class Studio: ImageFetcher, ImageDecoder, ImageResizer, @unchecked Sendabl
             condition.broadcast()
         }
         holds.release(image)
+    }
+
+    /// Lets every stage of `image` succeed from now on, whatever `failing` says.
+    func heal(_ image: String) {
+        condition.withLock { _ = state.healed.insert(image) }
     }
 
     /// Lets every held stage go on, now and from now on.
@@ -205,7 +211,8 @@ final class Studio: ImageFetcher, ImageDecoder, ImageResizer, @unchecked Sendabl
     }
 
     private func check(_ stage: Stage, _ image: String) throws {
-        if failing[image] == stage { throw StudioError(stage: stage, image: image) }
+        guard failing[image] == stage, !condition.withLock({ state.healed.contains(image) }) else { return }
+        throw StudioError(stage: stage, image: image)
     }
 
     /// A blocking stage: held at most within its width, and for a bounded time.
@@ -384,4 +391,18 @@ func waitUntil(_ count: Int, rowsWaitFor stage: Stage, in studio: Studio) async 
 /// trace there; the wait then ends after `window`.
 func resultOnItsWayToTheMainQueue() async {
     _ = await comesTrue(within: window) { OperationQueue.main.operationCount > 0 }
+}
+
+/// A fetcher that hands every fetch to a studio: a spec that gives the pipeline this one, and
+/// keeps only a weak reference to it, sees whether anything still holds the pipeline's fetches.
+final class FetcherOfTheStudio: ImageFetcher {
+    let studio: Studio
+
+    init(_ studio: Studio) {
+        self.studio = studio
+    }
+
+    func fetch(_ url: URL) async throws -> Data {
+        try await studio.fetch(url)
+    }
 }
