@@ -234,6 +234,7 @@ struct ProgrammerErrorSpecs {
     // Look at ManualRunner.run(_:) and perform(_:): what they do with an operation whose
     // dependency has not finished, and later, once it has. Lesson: "Retrying with a timer".
     // Covers: C27, C28, C31
+    // Paths: collaborators
     @Test("handed an operation that is not ready, the runner neither crashes nor gives up")
     func notReady() async {
         LastWords.forget("notReadyMainBusy")
@@ -254,6 +255,7 @@ struct ProgrammerErrorSpecs {
     // another thread already started, and later cancelled. Lessons: "Starting by hand",
     // "Cancelled operations".
     // Covers: C28
+    // Paths: reuse
     @Test("handed an operation that is already executing, cancelled or not, the runner does not start it again")
     func alreadyExecuting() async {
         LastWords.forget("executingElsewhere")

@@ -135,6 +135,7 @@ struct StartingByHandSpecs {
     // Look at the cancelled branch of ManualRunner.perform(_:): which object it marks finished.
     // Lesson: "Cancelled operations".
     // Covers: C29, C32
+    // Paths: values
     @Test(
         "a cancelled operation is moved to finished without running its work",
         arguments: CancelledKind.allCases)

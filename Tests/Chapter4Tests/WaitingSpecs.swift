@@ -24,6 +24,7 @@ struct WaitingSpecs {
     // Look at ManualRunner.wait(for:): what the thread does while the operation runs, and
     // what it leaves of the operation. Lesson: "Waiting without spinning".
     // Covers: C33
+    // Paths: collaborators
     @Test(
         "wait(for:) sleeps until the operation finishes, without polling isFinished or replacing its completion block"
     )
