@@ -389,8 +389,12 @@ struct RetryingSpecs {
         )
     }
 
-    /// How many looks the long wait lasts: more than a retry that gives up after a few hundred.
-    static let longWaitLooks = 400
+    /// How many looks the long wait lasts: more than a retry that gives up after a couple of hundred.
+    static let longWaitLooks = 300
+
+    /// How long the long wait may take: a millisecond timer on a machine whose cores are all
+    /// busy made fewer than a hundred looks a second. A runner that gives up is seen at once.
+    static let longWait: Duration = Bound.standard * 5
 
     // Look at what ends a retry in ManualRunner.run(_:): only the operation's start, or its
     // finish. A count of looks, or a time, after which it gives up leaves an operation that
@@ -418,7 +422,7 @@ struct RetryingSpecs {
         guard lookedAgain else { return }
         let waited = await waitUntil(
             "the runner to look \(Self.longWaitLooks) times at an operation that was not ready",
-            timeout: Bound.standard * 2,
+            timeout: Self.longWait,
             givingUpWhen: {
                 looks() > 0 && runner.waitingCount == 0
                     ? """
