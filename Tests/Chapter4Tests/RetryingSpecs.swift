@@ -552,7 +552,7 @@ struct RetryingSpecs {
             """)
         guard !spun else { return }
         #expect(
-            looksTwice <= looksOnce + 2 + looksOnce / 8,
+            looksTwice <= looksOnce + 3 + looksOnce / 4,
             """
             With \(interval.rawValue), in the same \(milliseconds) ms the runner looked \
             \(looksTwice) times at an operation handed to run(_:) twice and \(looksOnce) times at \
