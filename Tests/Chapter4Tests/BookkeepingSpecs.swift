@@ -12,8 +12,22 @@ struct BookkeepingSpecs {
         case cancelledWhileWaiting = "it was cancelled while run(_:) retried it"
         case queued = "enqueue(_:on:) put it in a queue, which ran it"
         case cancelledInQueue = "enqueue(_:on:) put it in a suspended queue, where it was cancelled"
+        case cancelledWithEverything =
+            "enqueue(_:on:) put it in a suspended queue, whose cancelAllOperations() cancelled everything in it"
+        case blockSetAfterQueued = "enqueue(_:on:) put it in a queue, and its caller set its completion block only then"
+        case cancelledBeforeQueued = "it was cancelled before anyone started it, then enqueue(_:on:) put it in a queue"
 
         var testDescription: String { rawValue }
+
+        /// Whether the operation's time with the runner ends in a queue.
+        var queues: Bool {
+            switch self {
+            case .performed, .retried, .cancelledWhileWaiting: false
+            case .queued, .cancelledInQueue, .cancelledWithEverything, .blockSetAfterQueued,
+                .cancelledBeforeQueued:
+                true
+            }
+        }
     }
 
     /// What became of an operation once its time with the runner ended and the spec let go of it.
@@ -79,13 +93,28 @@ struct BookkeepingSpecs {
             ended = settles(within: Chapter4Bound.retry) {
                 operation.isFinished && runner.waitingCount == 0
             }
-        case .queued, .cancelledInQueue:
-            operation.completionBlock = { ownCompletion.withValue { $0 = true } }
-            queue.isSuspended = exit == .cancelledInQueue
+        case .queued, .cancelledInQueue, .cancelledWithEverything, .blockSetAfterQueued,
+            .cancelledBeforeQueued:
+            let setBlock = { operation.completionBlock = { ownCompletion.withValue { $0 = true } } }
+            if exit != .blockSetAfterQueued { setBlock() }
+            if exit == .cancelledBeforeQueued { operation.cancel() }
+            queue.isSuspended = true
             guard runner.enqueue(operation, on: queue) else {
-                return "enqueue(_:on:) refused it, though nobody had started it or handed it over"
+                return exit == .cancelledBeforeQueued
+                    ? """
+                    enqueue(_:on:) refused it because it was cancelled, though nobody had started \
+                    it: cancelled is not started, and only a start() moves it to finished, which a \
+                    queue does for it. Refused, it never finishes, and whatever depends on it never \
+                    runs. Refuse only what has started, what you retry, and what you queued
+                    """
+                    : "enqueue(_:on:) refused it, though nobody had started it or handed it over"
             }
-            if exit == .cancelledInQueue { operation.cancel() }
+            switch exit {
+            case .cancelledInQueue: operation.cancel()
+            case .cancelledWithEverything: queue.cancelAllOperations()
+            case .blockSetAfterQueued: setBlock()  // the caller's to set, whenever it likes
+            default: break
+            }
             queue.isSuspended = false
             ended = settles(within: Bound.standard) { operation.isFinished && ownCompletion.value }
         }
@@ -95,7 +124,8 @@ struct BookkeepingSpecs {
             return "it had not finished when perform(_:) returned"
         case .retried, .cancelledWhileWaiting:
             return "it never finished, or waitingCount stayed above 0"
-        case .queued, .cancelledInQueue:
+        case .queued, .cancelledInQueue, .cancelledWithEverything, .blockSetAfterQueued,
+            .cancelledBeforeQueued:
             return operation.isFinished
                 ? """
                 the completion block its caller gave it never ran once it finished: \
@@ -108,9 +138,11 @@ struct BookkeepingSpecs {
 
     // Look at what ManualRunner keeps of an operation, and for how long: its retries, its book
     // of queued operations (strong references, or ObjectIdentifier keys that outlive the object
-    // they named), and whatever it sets on the operation. Lessons: "Who owns an operation",
-    // "Retrying with a timer".
+    // they named, or that something of the caller's, a cancel or a completion block, can keep
+    // from being cleared), what it refuses to queue, and whatever it sets on the operation.
+    // Lessons: "Who owns an operation", "Retrying with a timer".
     // Covers: C31, C34
+    // Paths: memory, collaborators
     @Test(
         "once the runner is done with an operation it lets go of it and leaves its completion block, and a new operation at its address is new",
         arguments: Exit.allCases)
@@ -137,7 +169,7 @@ struct BookkeepingSpecs {
             Issue.record(
                 """
                 Once \(exit.rawValue) and the spec let go of the operation, something still held \
-                it: \(exit == .queued || exit == .cancelledInQueue ? "a book of queued operations that keeps them strongly, and never forgets one that finished" : "a book, a retry or a timer that outlived the operation's time with the runner"). \
+                it: \(exit.queues ? "a book of queued operations that keeps them strongly, and never forgets one that finished" : "a book, a retry or a timer that outlived the operation's time with the runner"). \
                 every operation handed over would stay in memory for as long as the runner \
                 lives. Keep a queued operation only until it finishes (weakly, or removed once \
                 finished), and stop and forget a retry once its operation has started. \
@@ -153,10 +185,28 @@ struct BookkeepingSpecs {
                 while that object lives: a book that keeps identifiers after their operations \
                 are gone takes a new operation for an old one. Forget an operation when the \
                 runner is done with it, or keep it weakly and compare the object itself. \
-                \(lesson.see("Who owns an operation"))
+                \(Self.clearedBy(exit))\(lesson.see("Who owns an operation"))
                 """)
         case .notReplaced:
             break  // the allocator gave every new operation another address: nothing more to judge
+        }
+    }
+
+    /// What keeps a book cleared by the caller's own collaborators from being cleared, for a
+    /// failure message; empty where nothing of the caller's is involved.
+    static func clearedBy(_ exit: Exit) -> String {
+        switch exit {
+        case .cancelledWithEverything:
+            """
+            An operation of the runner's own added to the caller's queue to clear the book once \
+            it finishes is cancelled with everything else, and then never runs its block.
+            """ + " "
+        case .blockSetAfterQueued:
+            """
+            A completion block the runner chains to clear the book is gone once the caller sets \
+            its own, as it may at any time: the block is the caller's.
+            """ + " "
+        default: ""
         }
     }
 }

@@ -146,6 +146,7 @@ struct InterleavingSpecs {
     // Look at where ManualRunner takes its claim in perform(_:) and in the retries: before the
     // checks, or only after them. Lesson: "Two threads, one operation".
     // Covers: C27, C28
+    // Paths: interference
     @Test(
         "a perform(_:) that lands between another perform(_:)'s look at isReady and its start() leaves the operation alone"
     )
@@ -191,6 +192,7 @@ struct InterleavingSpecs {
     // operation another thread has claimed, and whether it claims the operation itself while it
     // checks it. Lessons: "Two threads, one operation", "Who owns an operation".
     // Covers: C27, C34
+    // Paths: interference
     @Test("enqueue(_:on:) refuses an operation perform(_:) has claimed")
     func enqueueRefusesAClaimedOperation() async {
         LastWords.forget("claimedThenEnqueued")
@@ -211,6 +213,7 @@ struct InterleavingSpecs {
     // that nobody started it, and keeps the claim until the operation is in the queue.
     // Lessons: "Two threads, one operation", "Who owns an operation".
     // Covers: C27, C34
+    // Paths: interference
     @Test("a perform(_:) that lands between enqueue(_:on:)'s check and addOperation leaves the operation to the queue")
     func enqueueClaimsWhileItChecks() async {
         LastWords.forget("enqueueCheckRaced")

@@ -87,7 +87,8 @@ enum Misuse {
     }
 
     /// Puts two operations in a suspended queue through the runner, hands one over to be queued
-    /// again, cancels the other, then asks the runner to start both.
+    /// again and to be started now and when ready, cancels the other, then asks the runner to
+    /// start both.
     static func waitingInQueue() {
         let runner = ManualRunner(retryInterval: Chapter4Bound.retryInterval)
         let queue = OperationQueue()
@@ -132,6 +133,19 @@ enum Misuse {
                 "waitingInQueue",
                 "perform(_:) called start() by hand on an operation it had put in a queue that was suspended.")
         }
+        LastWords.note(
+            "waitingInQueue",
+            """
+            The program stopped while run(_:) was handed an operation waiting in a suspended \
+            queue: it, or one of its retries, called start() by hand on an operation that a queue \
+            owns. run(_:) and its retries must look at what you queued as perform(_:) does.
+            """)
+        runner.run(operation)
+        if startedByHand.wait(timeout: quietPeriod) {  // a real operation's start() traps here
+            LastWords.fail(
+                "waitingInQueue",
+                "run(_:) called start() by hand on an operation it had put in a queue that was suspended.")
+        }
         cancelled.cancel()
         LastWords.note(
             "waitingInQueue",
@@ -160,7 +174,8 @@ enum Misuse {
     }
 
     /// Starts two operations through the runner, then asks the runner to put each in a queue:
-    /// a concurrent one while its work still runs, and a non-concurrent one that has finished.
+    /// a concurrent one while its work still runs, and a non-concurrent one that has finished,
+    /// which it then hands to `run(_:)`.
     static func startedThenQueued() {
         let runner = ManualRunner(retryInterval: Chapter4Bound.retryInterval)
         let queue = OperationQueue()
@@ -198,6 +213,19 @@ enum Misuse {
                 "startedThenQueued",
                 "enqueue(_:on:) returned true for an operation that perform(_:) had already run to the end.")
         }
+        runner.run(ran)  // finished: nothing to start, nothing to retry
+        if !settles(within: Chapter4Bound.retry, { runner.waitingCount == 0 }) {
+            LastWords.fail(
+                "startedThenQueued",
+                """
+                enqueue(_:on:) refused an operation that had finished, and run(_:) then got it: \
+                waitingCount stayed \(runner.waitingCount), so a retry looks at it for ever. A \
+                look that finds an operation claimed waits for the next one; a claim that \
+                enqueue(_:on:) took and did not give back when it refused makes every later look \
+                find it claimed. Give the claim back on every way out of enqueue(_:on:), a \
+                refusal included. \(lesson.see("Two threads, one operation"))
+                """)
+        }
     }
 }
 
@@ -206,6 +234,7 @@ struct ProgrammerErrorSpecs {
     // Look at ManualRunner.run(_:) and perform(_:): what they do with an operation whose
     // dependency has not finished, and later, once it has. Lesson: "Retrying with a timer".
     // Covers: C27, C28, C31
+    // Paths: collaborators
     @Test("handed an operation that is not ready, the runner neither crashes nor gives up")
     func notReady() async {
         LastWords.forget("notReadyMainBusy")
@@ -226,6 +255,7 @@ struct ProgrammerErrorSpecs {
     // another thread already started, and later cancelled. Lessons: "Starting by hand",
     // "Cancelled operations".
     // Covers: C28
+    // Paths: reuse
     @Test("handed an operation that is already executing, cancelled or not, the runner does not start it again")
     func alreadyExecuting() async {
         LastWords.forget("executingElsewhere")
@@ -242,10 +272,11 @@ struct ProgrammerErrorSpecs {
         LastWords.explain("executingElsewhere", outcome)
     }
 
-    // Look at ManualRunner.enqueue(_:on:) and perform(_:): what the runner knows about the
-    // operations it gave to a queue, when one is handed over again, and whether a cancelled one
-    // skips that check. Lesson: "Who owns an operation".
+    // Look at ManualRunner.enqueue(_:on:), perform(_:) and run(_:): what the runner knows about
+    // the operations it gave to a queue, when one is handed over again by any of the three, and
+    // whether a cancelled one skips that check. Lesson: "Who owns an operation".
     // Covers: C34
+    // Paths: reuse
     @Test("the runner neither queues again nor starts by hand an operation that sits in a queue, even a cancelled one")
     func queuedIsLeftToTheQueue() async {
         LastWords.forget("waitingInQueue")
@@ -253,8 +284,8 @@ struct ProgrammerErrorSpecs {
             processExitsWith: .success,
             """
             The child process should end normally. It stopped: the runner added an operation \
-            waiting in a queue to a queue again, or called start() by hand on it, cancelled or \
-            not. \
+            waiting in a queue to a queue again, or perform(_:) or run(_:) called start() by hand \
+            on it, cancelled or not. \
             \(lesson.see("Who owns an operation"))
             """
         ) {
@@ -264,17 +295,21 @@ struct ProgrammerErrorSpecs {
     }
 
     // Look at ManualRunner.enqueue(_:on:): an operation the runner has already started, still
-    // running or already finished. Lesson: "Who owns an operation".
-    // Covers: C34
-    @Test("the runner does not put in a queue an operation it started by hand, running or finished")
+    // running or already finished, and what its refusal leaves for a later run(_:). Lessons:
+    // "Who owns an operation", "Two threads, one operation".
+    // Covers: C31, C34
+    // Paths: reuse
+    @Test(
+        "the runner does not put in a queue an operation it started by hand, running or finished, and a refusal leaves nothing behind"
+    )
     func startedIsNotQueued() async {
         LastWords.forget("startedThenQueued")
         let outcome = await #expect(
             processExitsWith: .success,
             """
             The child process should end normally. It stopped: the runner added an operation it \
-            had started by hand, still running or finished, to a queue. \
-            \(lesson.see("Who owns an operation"))
+            had started by hand, still running or finished, to a queue, or kept retrying a \
+            finished one that enqueue(_:on:) had refused. \(lesson.see("Who owns an operation"))
             """
         ) {
             Misuse.startedThenQueued()

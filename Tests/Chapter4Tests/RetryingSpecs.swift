@@ -249,6 +249,7 @@ struct RetryingSpecs {
     // when another thread is checking the operation, and waitingCount. Lesson: "Retrying with
     // a timer".
     // Covers: C27, C31
+    // Paths: memory, reuse, interference
     @Test(
         "a waiting operation starts once, when it becomes ready, and retrying stops",
         arguments: Waiting.allCases)
@@ -345,7 +346,8 @@ struct RetryingSpecs {
             hint: """
                 waitingCount is 0, yet something the runner keeps still holds the operation: a \
                 retry taken off the books but never stopped (a timer that is not cancelled keeps \
-                firing), or a second retry made when run(_:) got the operation again. Keep one \
+                firing, and keeps its handler, for as long as anything holds it), or a second \
+                retry made when run(_:) got the operation again. Keep one \
                 retry per operation; once the operation has started, stop it and forget it. \
                 \(lesson.see("Retrying with a timer"))
                 """
@@ -355,6 +357,7 @@ struct RetryingSpecs {
     // Look at what a retry in ManualRunner.run(_:) does with an operation cancelled while it
     // waits. Lessons: "Cancelled operations", "Retrying with a timer".
     // Covers: C29, C31
+    // Paths: reuse
     @Test("a waiting operation that is cancelled is finished and no longer retried")
     func cancelledWhileWaiting() async {
         let runner = ManualRunner(retryInterval: Self.interval)
@@ -386,11 +389,70 @@ struct RetryingSpecs {
         )
     }
 
+    /// How many looks the long wait lasts: more than a retry that gives up after a couple of hundred.
+    static let longWaitLooks = 300
+
+    /// How long the long wait may take: a millisecond timer on a machine whose cores are all
+    /// busy made fewer than a hundred looks a second. A runner that gives up is seen at once.
+    static let longWait: Duration = Bound.standard * 5
+
+    // Look at what ends a retry in ManualRunner.run(_:): only the operation's start, or its
+    // finish. A count of looks, or a time, after which it gives up leaves an operation that
+    // becomes ready later never started. Lesson: "Retrying with a timer".
+    // Covers: C31
+    // Paths: values
+    @Test("an operation that waits through hundreds of looks is still started once ready")
+    func keepsLookingWhileItWaits() async {
+        // A millisecond between looks, the shortest the lesson allows: hundreds take a moment.
+        let runner = ManualRunner(retryInterval: .zero)
+        let ready = Protected(false)
+        let operation = ProbeOperation(readyWhen: { ready.value })
+        runner.run(operation)
+        defer { operation.cancel() }
+        let handedOver = operation.readinessChecks
+        let looks = { operation.readinessChecks - handedOver }
+        let lookedAgain = await waitUntil(
+            "the runner to look again at an operation that was not ready",
+            timeout: Chapter4Bound.retry,
+            hint: """
+                Nothing looked at it again after run(_:) returned. A Timer scheduled on a thread \
+                whose run loop never runs never fires. \(lesson.see("Retrying with a timer"))
+                """
+        ) { looks() > 0 }
+        guard lookedAgain else { return }
+        let waited = await waitUntil(
+            "the runner to look \(Self.longWaitLooks) times at an operation that was not ready",
+            timeout: Self.longWait,
+            givingUpWhen: {
+                looks() > 0 && runner.waitingCount == 0
+                    ? """
+                    the runner looked \(looks()) times, then stopped retrying the operation \
+                    (waitingCount 0) while it was still not ready and not cancelled: nobody will \
+                    start it once it is. Retry until it is ready or cancelled, for as long as \
+                    that takes; no count of looks or time limit ends a retry
+                    """ : nil
+            }
+        ) { looks() >= Self.longWaitLooks }
+        guard waited else { return }
+        ready.withValue { $0 = true }
+        await waitUntil(
+            "the runner to start the operation once it became ready, after \(looks()) looks",
+            timeout: Chapter4Bound.retry,
+            hint: """
+                The runner stopped looking at an operation that was still waiting. Retry until it \
+                is ready or cancelled, for as long as that takes. \(lesson.see("Retrying with a timer"))
+                """
+        ) { operation.runCount == 1 }
+    }
+
     /// The retry intervals the look-counting spec gives the runner, from none at all to a long one.
     enum Interval: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case zero = "a retryInterval of zero, which still leaves a millisecond between looks"
+        case subMillisecond = "a retryInterval of 100 µs, which still leaves a millisecond between looks"
+        case fraction = "a retryInterval of 1.99 ms"
         case short = "a retryInterval of 5 ms"
         case long = "a retryInterval of 15 ms"
+        case seconds = "a retryInterval of 2 s"
 
         var testDescription: String { rawValue }
 
@@ -398,22 +460,41 @@ struct RetryingSpecs {
         var duration: Duration {
             switch self {
             case .zero: .zero
+            case .subMillisecond: .microseconds(100)
+            case .fraction: .microseconds(1_990)
             case .short: .milliseconds(5)
             case .long: .milliseconds(15)
+            case .seconds: .seconds(2)
             }
         }
 
         /// The shortest time a runner may leave between two looks at one operation.
         var atLeast: Duration { max(duration, .milliseconds(1)) }
+
+        /// Whether the window the looks are counted in is shorter than one interval: the spec
+        /// then counts from the hand-over, without waiting for a look that comes only later.
+        var outlastsTheWindow: Bool { duration >= .seconds(1) }
+
+        /// The looks allowed beyond one per interval that passed. A timer fires late under load,
+        /// never early, so one per interval is a bound that load cannot break; beyond it come
+        /// only the look due for the interval under way when counting began and a first look
+        /// that `run(_:)` left to its queue. Within a window shorter than the interval, only the
+        /// latter may come.
+        var extraLooks: Int { outlastsTheWindow ? 1 : 2 }
+
+        /// How long the looks are counted: eight of the 15 ms interval, or long enough to see
+        /// two looks of a runner that cuts a long interval to 100 ms.
+        var window: Duration {
+            Bound.scaled(outlastsTheWindow ? .milliseconds(250) : .milliseconds(120))
+        }
     }
 
-    /// How long the looks at two waiting operations are counted: eight of the longest interval.
-    static let lookWindow: Duration = Bound.scaled(.milliseconds(120))
-
     // Look at how ManualRunner.run(_:) schedules its retry: the interval it turns retryInterval
-    // into (whole seconds lose every shorter one), and what a second run(_:) for the same
-    // operation adds. Lesson: "Retrying with a timer".
+    // into (whole seconds lose every shorter one, whole milliseconds the fraction, the seconds
+    // part dropped loses the rest, a cap cuts a long one), the floor of a millisecond, and what
+    // a second run(_:) for the same operation adds. Lesson: "Retrying with a timer".
     // Covers: C31
+    // Paths: values, interference
     @Test(
         "a waiting operation is looked at no more than once every retryInterval, however often it was handed over",
         arguments: Interval.allCases)
@@ -428,22 +509,26 @@ struct RetryingSpecs {
             twice.cancel()  // the runner finishes them at its next look, and stops
             once.cancel()
         }
-        let handedOver = once.readinessChecks
-        let looked = await waitUntil(
-            "the runner to look again at a waiting operation",
-            timeout: Chapter4Bound.retry + interval.duration * 2,
-            hint: """
-                Nothing looked at it again after run(_:) returned. A Timer scheduled on a thread \
-                whose run loop never runs never fires. \(lesson.see("Retrying with a timer"))
-                """
-        ) { once.readinessChecks > handedOver }
-        guard looked else { return }
+        if !interval.outlastsTheWindow {
+            let handedOver = once.readinessChecks
+            let looked = await waitUntil(
+                "the runner to look again at a waiting operation",
+                timeout: Chapter4Bound.retry + interval.duration * 2,
+                hint: """
+                    Nothing looked at it again after run(_:) returned. A Timer scheduled on a thread \
+                    whose run loop never runs never fires. \(lesson.see("Retrying with a timer"))
+                    """
+            ) { once.readinessChecks > handedOver }
+            guard looked else { return }
+        }
         let start = (twice: twice.readinessChecks, once: once.readinessChecks)
         let clock = ContinuousClock()
         let began = clock.now
         // Measured against the time that really passed: the spec itself may be held up too.
-        let allowed = { (elapsed: Duration) in Int(elapsed / interval.atLeast * 1.25) + 3 }
-        let spun = await comesTrue(within: Self.lookWindow) {
+        let allowed = { (elapsed: Duration) in
+            Int(elapsed / interval.atLeast) + interval.extraLooks
+        }
+        let spun = await comesTrue(within: interval.window) {
             once.readinessChecks - start.once > allowed(clock.now - began)
         }
         let looksOnce = once.readinessChecks - start.once
@@ -455,16 +540,19 @@ struct RetryingSpecs {
             """
             With \(interval.rawValue), the runner looked \(looksOnce) times in \(milliseconds) ms at \
             an operation that was not ready (at most \(allowed(elapsed)) allowed): its timer fires \
-            far more often \
+            more often \
             than every retryInterval. A Duration turned into whole seconds, or into a \
             DispatchTimeInterval that drops its fraction, makes every interval under a second a \
-            timer that fires at once, again and again: a core spent on looks. Keep the \
-            fraction (nanoseconds), and never less than a millisecond. \
+            timer that fires at once, again and again: a core spent on looks. Whole \
+            milliseconds drop the fraction of a millisecond, a Duration read from its \
+            attoseconds alone drops its whole seconds, and a cap cuts a long interval. Keep every \
+            part (seconds and attoseconds, in nanoseconds), and raise anything under a \
+            millisecond to one. \
             \(lesson.see("Retrying with a timer"))
             """)
         guard !spun else { return }
         #expect(
-            looksTwice <= looksOnce + 2 + looksOnce / 8,
+            looksTwice <= looksOnce + 3 + looksOnce / 4,
             """
             With \(interval.rawValue), in the same \(milliseconds) ms the runner looked \
             \(looksTwice) times at an operation handed to run(_:) twice and \(looksOnce) times at \
@@ -485,6 +573,7 @@ struct RetryingSpecs {
     // Look at what ManualRunner.run(_:)'s retry holds, and what the runner does with its
     // retries when its last owner lets go of it. Lesson: "Retrying with a timer".
     // Covers: C31
+    // Paths: memory, collaborators
     @Test(
         "an operation still waiting when the caller lets go of the runner is started once ready, and the runner is freed afterwards"
     )
@@ -530,18 +619,31 @@ struct RetryingSpecs {
     enum SecondHandOver: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case whileWaiting = "handed over twice, and offered to a queue, while it waits for its dependency"
         case afterItRan = "handed over again after it ran"
+        case startedByTheCaller =
+            "handed to run(_:) while not ready, then started by the caller's perform(_:) before the runner looked again"
 
         var testDescription: String { rawValue }
     }
 
     // Look at ManualRunner.run(_:) and perform(_:) when the same operation comes twice: the
-    // retries they keep, the checks before start(), and enqueue(_:on:) for an operation still
-    // being retried. Lessons: "Retrying with a timer", "Who owns an operation".
+    // retries they keep, and when they stop (whoever started the operation), the checks before
+    // start(), and enqueue(_:on:) for an operation still being retried. Lessons: "Retrying with
+    // a timer", "Who owns an operation".
     // Covers: C28, C31, C34
+    // Paths: reuse, collaborators
     @Test("an operation handed over twice is started once", arguments: SecondHandOver.allCases)
     func startedOnce(when: SecondHandOver) async {
         let runner = ManualRunner(retryInterval: Self.interval)
-        let operation = ProbeOperation()
+        // For the caller's perform(_:), ready only on the caller's thread until it has started:
+        // the runner's own looks find it not ready, so the caller is the one to start it.
+        let onlyForTheCaller = Protected(false)
+        let caller = Protected<ObjectIdentifier?>(nil)
+        let started = Protected(false)
+        let operation = ProbeOperation(
+            readyWhen: {
+                !onlyForTheCaller.value || started.value || caller.value == currentThreadIdentity()
+            },
+            onStart: { _ in started.withValue { $0 = true } })
         switch when {
         case .whileWaiting:
             let dependency = BlockOperation {}
@@ -563,12 +665,34 @@ struct RetryingSpecs {
             await waitUntil("the runner to be done with the operation") { runner.waitingCount == 0 }
             runner.perform(operation)  // first: a start() it makes happens before it returns
             runner.run(operation)
+        case .startedByTheCaller:
+            onlyForTheCaller.withValue { $0 = true }  // and no caller yet
+            runner.run(operation)
+            let looked = operation.readinessChecks
+            let lookedAgain = await waitUntil(
+                "the runner to look again at the operation, which was not ready for it",
+                timeout: Chapter4Bound.retry
+            ) { operation.readinessChecks > looked }
+            guard lookedAgain else { return }
+            caller.withValue { $0 = currentThreadIdentity() }
+            // Called again while a look of the runner has it claimed: that look leaves it alone.
+            let ran = settles(within: Bound.standard) {
+                runner.perform(operation)
+                return operation.isFinished
+            }
+            #expect(
+                ran,
+                """
+                perform(_:) did not run to the end an operation that was ready for it while \
+                run(_:) was retrying it. \(lesson.see("Starting by hand"))
+                """)
         }
         let settled = await waitUntil(
             "the runner to run the operation and stop retrying it",
             timeout: Chapter4Bound.retry,
-            hint:
-                "waitingCount stayed \(runner.waitingCount). \(lesson.see("Retrying with a timer"))"
+            hint: operation.isFinished
+                ? Self.stillRetried(when, waitingCount: runner.waitingCount)
+                : "waitingCount stayed \(runner.waitingCount). \(lesson.see("Retrying with a timer"))"
         ) { operation.isFinished && runner.waitingCount == 0 }
         guard settled else { return }
         #expect(
@@ -578,5 +702,24 @@ struct RetryingSpecs {
             \(operation.startCount) times; it should be called exactly once. Leave alone an \
             operation that is executing or finished. \(lesson.see("Starting by hand"))
             """)
+    }
+
+    /// What a runner that keeps retrying a finished operation did wrong, case by case.
+    static func stillRetried(_ when: SecondHandOver, waitingCount: Int) -> String {
+        switch when {
+        case .startedByTheCaller:
+            """
+            The caller's perform(_:) started the operation and it finished, yet waitingCount \
+            stayed \(waitingCount): the retry run(_:) made goes on for ever, keeping the \
+            operation and the runner. A retry ends once its operation has started or finished, \
+            whoever started it: when a look finds it executing or finished, stop and forget the \
+            retry. \(lesson.see("Retrying with a timer"))
+            """
+        case .whileWaiting, .afterItRan:
+            """
+            The operation had finished, and waitingCount stayed \(waitingCount): a finished \
+            operation is done with. \(lesson.see("Retrying with a timer"))
+            """
+        }
     }
 }

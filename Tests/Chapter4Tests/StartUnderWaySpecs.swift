@@ -22,6 +22,7 @@ struct OwnThreadSpecs {
     // operation, and at what perform(_:) returns for it while it runs there. Lessons: "Starting
     // by hand", "Retrying with a timer".
     // Covers: C27, C30, C31
+    // Paths: interference
     @Test(
         "run(_:) gives a non-concurrent operation a thread of its own, and perform(_:) leaves it alone there",
         arguments: Readiness.allCases)
@@ -115,6 +116,7 @@ struct RivalsSpecs {
     // Look at the gap between the checks and start() in ManualRunner.perform(_:) and in the
     // retries, when two threads get there together. Lesson: "Two threads, one operation".
     // Covers: C27, C28
+    // Paths: interference
     @Test(
         "an operation handed over by two threads at once is started once", arguments: Rivals.allCases)
     func startedOnceByRivals(rivals: Rivals) async {

@@ -9,6 +9,7 @@ struct StartingByHandSpecs {
     enum Kind: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case nonConcurrent = "a non-concurrent operation"
         case concurrent = "a concurrent operation"
+        case concurrentCallingBack = "a concurrent operation whose start() hands the runner another operation"
 
         var testDescription: String { rawValue }
     }
@@ -36,9 +37,11 @@ struct StartingByHandSpecs {
         return seen
     }
 
-    // Look at the two branches of ManualRunner.perform(_:), one per kind of operation.
-    // Lessons: "Starting by hand", "The listing and its oddity".
+    // Look at the two branches of ManualRunner.perform(_:), one per kind of operation, and at
+    // what the runner holds while it calls start(). Lessons: "Starting by hand", "The listing
+    // and its oddity", "Two threads, one operation".
     // Covers: C26, C30
+    // Paths: collaborators
     @Test(
         "perform(_:) starts a ready operation on the calling thread, and waits only for a non-concurrent one",
         arguments: Kind.allCases)
@@ -46,16 +49,35 @@ struct StartingByHandSpecs {
         let runner = ManualRunner()
         let release = Gate("the concurrent operation's work")
         let probe = ProbeOperation()
-        let concurrent = ConcurrentProbe(release: release)
+        let inner = BlockOperation {}
+        let innerReturned = Gate("perform(_:) of the operation handed over from inside start()")
+        let concurrent = ConcurrentProbe(
+            release: release,
+            onStart: {
+                guard kind == .concurrentCallingBack else { return }
+                runner.perform(inner)
+                innerReturned.open()
+            })
         let operation: Operation = kind == .nonConcurrent ? probe : concurrent
         let seen = Self.perform(operation, on: runner)
         await waitUntil(
             "perform(_:) to return for \(kind.rawValue) that was ready",
-            hint: """
+            hint: kind == .concurrentCallingBack && !innerReturned.isOpen
+                ? """
+                The operation's start() handed the runner another operation, and that \
+                perform(_:) never returned, so neither did the first: the runner held its lock \
+                while it called start(), and the call back waits for that same lock for ever. A \
+                start() is the operation's code, and it may call the runner. Hold the lock for \
+                the bookkeeping only, never across start(), whatever the kind. \
+                \(lesson.see("Two threads, one operation"))
+                """
+                : """
                 perform(_:) kept the caller waiting. A concurrent operation runs on its own thread: \
                 call start() and return. \(lesson.see("Starting by hand"))
                 """,
-            givingUpWhen: { kind == .concurrent && concurrent.isFinished ? "perform(_:) waited for it to finish" : nil }
+            givingUpWhen: {
+                kind != .nonConcurrent && concurrent.isFinished ? "perform(_:) waited for it to finish" : nil
+            }
         ) { seen.value != nil }
         defer { release.open() }
         guard let returned = seen.value else { return }
@@ -76,7 +98,7 @@ struct StartingByHandSpecs {
                 calling thread. Its start() runs the work where it is called: call it on the \
                 calling thread, not on a new one. \(lesson.see("Starting by hand"))
                 """)
-        case .concurrent:
+        case .concurrent, .concurrentCallingBack:
             #expect(
                 concurrent.startedFrom == [returned.caller] && returned.executing,
                 """
@@ -87,6 +109,14 @@ struct StartingByHandSpecs {
                 start() on the calling thread: it brings its own thread, and a start() left to a \
                 thread of yours has not happened yet when perform(_:) reports it handled. \
                 \(lesson.see("The listing and its oddity"))
+                """)
+        }
+        if kind == .concurrentCallingBack {
+            #expect(
+                inner.isFinished,
+                """
+                The operation's start() handed the runner a ready operation, which perform(_:) \
+                did not run. \(lesson.see("Starting by hand"))
                 """)
         }
         release.open()
@@ -105,6 +135,7 @@ struct StartingByHandSpecs {
     // Look at the cancelled branch of ManualRunner.perform(_:): which object it marks finished.
     // Lesson: "Cancelled operations".
     // Covers: C29, C32
+    // Paths: values
     @Test(
         "a cancelled operation is moved to finished without running its work",
         arguments: CancelledKind.allCases)

@@ -29,6 +29,7 @@ final class ProbeOperation: Operation, @unchecked Sendable {  // its state lives
     private let starts = Protected(0)
     private let runs = Protected(0)
     private let readinessReads = Protected(0)
+    private let blockSets = Protected(0)
     private let workThread = Protected<ObjectIdentifier?>(nil)
 
     /// Creates a probe that runs `work` in `main` and calls `onStart` with the count of each start.
@@ -55,6 +56,17 @@ final class ProbeOperation: Operation, @unchecked Sendable {  // its state lives
 
     /// How many times anyone asked whether the operation is ready: a runner asks on every look.
     var readinessChecks: Int { readinessReads.value }
+
+    /// How many times anyone set the operation's completion block.
+    var completionBlockSets: Int { blockSets.value }
+
+    override var completionBlock: (@Sendable () -> Void)? {
+        get { super.completionBlock }
+        set {
+            blockSets.withValue { $0 += 1 }
+            super.completionBlock = newValue
+        }
+    }
 
     override var isReady: Bool {
         readinessReads.withValue { $0 += 1 }
@@ -94,9 +106,13 @@ final class ConcurrentProbe: Operation, @unchecked Sendable {  // its state live
     private let startThreads = Protected<[ObjectIdentifier]>([])
     private let reads = Protected<(watched: ObjectIdentifier?, count: Int)>((nil, 0))
 
-    /// Creates a probe whose work ends when `release` opens.
-    init(release: Gate) {
+    private let onStart: @Sendable () -> Void
+
+    /// Creates a probe whose work ends when `release` opens; its first `start()` calls `onStart`
+    /// first, on the thread that started it.
+    init(release: Gate, onStart: @escaping @Sendable () -> Void = {}) {
         self.release = release
+        self.onStart = onStart
     }
 
     override var isAsynchronous: Bool { true }
@@ -125,6 +141,7 @@ final class ConcurrentProbe: Operation, @unchecked Sendable {  // its state live
             return threads.count
         }
         if count > 1 { return }  // Foundation would trap; the spec reports the second start
+        onStart()
         if isCancelled {
             finish()
             return

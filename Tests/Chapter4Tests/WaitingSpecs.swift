@@ -24,6 +24,7 @@ struct WaitingSpecs {
     // Look at ManualRunner.wait(for:): what the thread does while the operation runs, and
     // what it leaves of the operation. Lesson: "Waiting without spinning".
     // Covers: C33
+    // Paths: collaborators
     @Test(
         "wait(for:) sleeps until the operation finishes, without polling isFinished or replacing its completion block"
     )
@@ -91,9 +92,13 @@ struct WaitingSpecs {
     static let earlyWindow: Duration = Bound.scaled(.milliseconds(50))
 
     // Look at ManualRunner.wait(for:) for an operation that nobody has started yet: one that
-    // run(_:) is still retrying. Lesson: "Waiting without spinning".
+    // run(_:) is still retrying, and whose caller gives it a completion block while the wait
+    // is on. Lesson: "Waiting without spinning".
     // Covers: C33
-    @Test("wait(for:) on an operation that run(_:) starts only later returns once it has finished")
+    // Paths: collaborators
+    @Test(
+        "wait(for:) on an operation that run(_:) starts only later returns once it has finished, whatever completion block its caller sets meanwhile"
+    )
     func waitingForOneNotStartedYet() async {
         let runner = ManualRunner(retryInterval: Chapter4Bound.retryInterval)
         let ready = Protected(false)
@@ -113,14 +118,21 @@ struct WaitingSpecs {
             }
         }
         await waitUntil("the waiting thread to begin") { waiting.isOpen }
-        _ = await comesTrue(within: Self.earlyWindow) { finishedOnReturn.value != nil }
+        // A wait that sets a completion block of its own has set it by the time this ends.
+        _ = await comesTrue(within: Self.earlyWindow) {
+            finishedOnReturn.value != nil || operation.completionBlockSets > 0
+        }
+        let callersBlock = Gate("the completion block the caller set while wait(for:) was on")
+        operation.completionBlock = { callersBlock.open() }  // the caller's, set as it may
         ready.withValue { $0 = true }
         let returned = await waitUntil(
             "wait(for:) to return once the operation, which run(_:) started when it became ready, had finished",
             timeout: Chapter4Bound.retry,
             hint: operation.isFinished
                 ? """
-                The operation finished, but wait(for:) did not return. \
+                The operation finished and its caller's completion block \
+                \(callersBlock.isOpen ? "ran" : "did not run"), but wait(for:) did not return. \
+                \(operation.completionBlockSets > 1 ? "wait(for:) set a completion block of its own, and the caller replaced it with theirs after the wait began, as a caller may: the block is the caller's (Apple's documentation of completionBlock), so a wait built on it never hears of the finish. Block on waitUntilFinished(), or on a signal from a dependent of the operation. " : "")\
                 \(lesson.see("Waiting without spinning"))
                 """
                 : """
