@@ -103,26 +103,6 @@ struct AwaitingSpecs {
         )
     }
 
-    // Look at the order of what `Exporter.export(_:)` does inside the continuation's closure:
-    // what must be in place before the operation is enqueued? Lesson: "Suspending, not blocking".
-    // Covers: C69
-    // Paths: collaborators
-    @Test("an export whose operation ends before export(_:) reaches its next line still returns")
-    func operationEndingAtOnceStillResumes() async {
-        LastWords.forget("endsBeforeExportGoesOn")
-        let outcome = await #expect(
-            processExitsWith: .success,
-            """
-            Exports on a running queue whose operations finished before export(_:) got its \
-            thread back: expected each to return its file, without the program stopping.
-            \(lesson.see("Suspending, not blocking"))
-            """
-        ) {
-            await QuickEnding.endsBeforeExportGoesOn()
-        }
-        LastWords.explain("endsBeforeExportGoesOn", outcome)
-    }
-
     // Look at how `Exporter.export(_:)` waits: two calls from one thread can both be under way
     // only if the first suspends instead of blocking. Then, where it keeps what it waits for:
     // each call must have its own. Lesson: "Suspending, not blocking" and "Reading the result".
@@ -164,39 +144,6 @@ struct AwaitingSpecs {
             its own operation and reads its result from that operation.
             \(lesson.see("Reading the result"))
             """)
-    }
-}
-
-/// An export whose operation ends before the thread that enqueued it reaches its next line.
-enum QuickEnding {
-    /// Exports on a running queue from a thread that every queue thread preempts; each export
-    /// must still return its file. Returns normally when all went well.
-    static func endsBeforeExportGoesOn() async {
-        let name = "endsBeforeExportGoesOn"
-        exitIfStillRunning(after: Bound.standard * 6, status: EXIT_FAILURE)
-        let exporter = Exporter(renderer: Studio())
-        let thread = OneThread()
-        let pinned = LastToRun.pinProcessToOneProcessor()
-        let idle = await Task(executorPreference: thread) { LastToRun.makeCallingThreadIdleClass() }.value
-        let how = pinned && idle ? "" : " (this platform cannot make the queue's threads preempt it; it ran as usual)"
-        for image in ["page1", "page2", "page3", "page4", "page5"] {
-            let call = Call(exporter, image, on: thread)
-            // Bound.standard: the idle-class thread runs only when its processor has nothing else.
-            guard await comesTrue(within: Bound.standard, { call.isOver }) else {
-                LastWords.fail(
-                    name,
-                    """
-                    export("\(image)") never returned (waited \(Bound.standard.seconds) s) although its \
-                    render takes no time and the queue was running\(how). Its operation finished \
-                    before export(_:) reached its next line, here every time: a completion block \
-                    set after addOperation(_:) comes too late, and Foundation never calls it. Give \
-                    the operation everything that resumes the caller before you enqueue it.
-                    """)
-            }
-            guard (try? call.result?.get()) == Export(name: image, bytes: Studio.size(of: image)) else {
-                LastWords.fail(name, "Expected export(\"\(image)\") to return its file, but \(call.described).")
-            }
-        }
     }
 }
 
