@@ -107,6 +107,7 @@ struct AwaitingSpecs {
     // only if the first suspends instead of blocking. Then, where it keeps what it waits for:
     // each call must have its own. Lesson: "Suspending, not blocking" and "Reading the result".
     // Covers: C68, C72
+    // Paths: interference
     @Test("two exports awaited from one thread at once each get their own operation's result")
     func concurrentExportsGetTheirOwnResults() async {
         let studio = Studio()
@@ -156,6 +157,7 @@ struct ExportLifetimeSpecs {
     // Look at what the operation's completion block holds, and for how long. Lesson: "Reading
     // the result".
     // Covers: C72
+    // Paths: memory, collaborators
     @Test("once export(_:) has returned, its operation is gone", arguments: Ending.allCases)
     func operationIsReleased(ending: Ending) async {
         guard ending != .cancelled else {

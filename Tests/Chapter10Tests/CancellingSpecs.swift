@@ -142,95 +142,167 @@ enum CancellingScenario {
         await letItsEndRun { operation.value }
     }
 
-    /// A task that is already cancelled calls export; afterwards nothing made for that export
-    /// may keep the renderer.
+    /// A task that is already cancelled calls export while the queue is suspended: it returns at
+    /// once without enqueueing; nothing made for it stays, with the exporter alive or let go; and
+    /// the exporter's next export renders.
     static func alreadyCancelled() async {
+        let name = "alreadyCancelled"
         exitIfStillRunning(after: patience * 4, status: EXIT_FAILURE)
         let renderer: WeakReference<Studio>
         do {
             let studio = Studio()
             renderer = WeakReference(studio)
             let exporter = Exporter(renderer: studio)
+            // The studio's strong references, counted through an unretained handle, so that the
+            // counting itself (a closure that captured the studio) adds none.
+            let handle = Unmanaged.passUnretained(studio)
+            let references = { _getRetainCount(handle.takeUnretainedValue()) }
+            let held = references()
+            exporter.queue.isSuspended = true
             let call = Call(exporter, "thumbnail", on: OneThread(), cancelledFirst: true)
-            await expectCancelled("alreadyCancelled", call, studio)
-            _ = await within({ exporter.queue.operationCount == 0 })
-            guard studio.renders.count == 0 else {
+            guard await within({ call.isOver }) else {
+                let queued = exporter.queue.operationCount
+                exporter.queue.isSuspended = false
                 LastWords.fail(
-                    "alreadyCancelled",
+                    name,
+                    """
+                    export("thumbnail") was called from a task that was already cancelled, and while \
+                    the export queue was suspended it had not returned (waited \(patience.seconds) s; \
+                    the queue held \(queued) operation(s)). A task cancelled before its operation is \
+                    enqueued never enqueues it: it throws CancellationError at once. On Apple \
+                    platforms the cancelled operation is already finished, and adding it would raise.
+                    """)
+            }
+            let queued = exporter.queue.operationCount
+            exporter.queue.isSuspended = false
+            guard queued == 0 else {
+                LastWords.fail(
+                    name,
+                    """
+                    export("thumbnail") was called from a task that was already cancelled and \
+                    \(call.described), yet it had added \(queued) operation(s) to the export queue. A \
+                    task cancelled before its operation is enqueued never enqueues it: on Apple \
+                    platforms the cancelled operation is already finished, and adding it would raise.
+                    """)
+            }
+            await expectCancelled(name, call, studio)
+            guard await within({ references() <= held }) else {
+                LastWords.fail(
+                    name,
+                    """
+                    export("thumbnail"), called from a task that was already cancelled, threw \
+                    CancellationError, yet \(patience.seconds) s later something made for that \
+                    export still held the renderer (\(references() - held) reference(s) \
+                    more than before it), while the exporter lives on: most likely its operation, \
+                    kept by a list or dictionary of the exporter's that only the operation's end \
+                    clears, or by its own completion block, which never runs.
+                    """)
+            }
+            let poster = Call(exporter, "poster", on: OneThread())
+            guard await within({ poster.isOver }), case .success? = poster.result else {
+                LastWords.fail(
+                    name,
+                    """
+                    After export("thumbnail") was called from a task that was already cancelled, \
+                    export("poster"), asked for by a task nobody cancelled, \(poster.described). A \
+                    cancellation ends one call: the next call starts afresh, with state of its own.
+                    """)
+            }
+            guard studio.renders.count == 1 else {
+                LastWords.fail(
+                    name,
                     """
                     export("thumbnail") was called from a task that was already cancelled, yet the \
-                    studio rendered \(studio.renders.timeline) afterwards.
+                    studio rendered \(studio.renders.timeline) (expected poster alone).
                     """)
             }
         }
         guard await within({ renderer.value == nil }) else {
             LastWords.fail(
-                "alreadyCancelled",
+                name,
                 """
                 export("thumbnail"), called from a task that was already cancelled, threw \
-                CancellationError; then the exporter and the call were let go, yet \
+                CancellationError; then the exporter and the calls were let go, yet \
                 \(patience.seconds) s later the renderer was still in memory. Something made for \
-                that export keeps it: most likely its operation, never enqueued, holding itself \
+                an export keeps it: most likely an operation never enqueued, holding itself \
                 through its completion block, which never runs, so neither platform clears it.
                 """)
         }
     }
 
-    /// Two exports wait; the task of one is cancelled. The other, and an export asked for
-    /// afterwards, render as usual.
+    /// Four exports wait, two of each image; the task of the first banner and that of the
+    /// second poster are cancelled. The other two, and an export asked for afterwards, render.
     static func othersGoOn() async {
+        let name = "othersGoOn"
         exitIfStillRunning(after: patience * 4, status: EXIT_FAILURE)
         let studio = Studio()
         let exporter = Exporter(renderer: studio)
         exporter.queue.isSuspended = true
-        let banner = Call(exporter, "banner", on: OneThread())
-        guard await within({ exporter.queue.operationCount == 1 }) else {
-            LastWords.fail(
-                "othersGoOn", "export(\"banner\") added no operation to the export queue; \(banner.described).")
+        var calls: [Call] = []
+        for image in ["banner", "poster", "banner", "poster"] {
+            let call = Call(exporter, image, on: OneThread())
+            calls.append(call)
+            guard await within({ exporter.queue.operationCount == calls.count }) else {
+                LastWords.fail(
+                    name,
+                    """
+                    export("\(image)") added no operation to the export queue (it holds \
+                    \(exporter.queue.operationCount) of \(calls.count)); \(call.described).
+                    """)
+            }
         }
-        let poster = Call(exporter, "poster", on: OneThread())
-        guard await within({ exporter.queue.operationCount == 2 }) else {
-            LastWords.fail(
-                "othersGoOn", "export(\"poster\") added no operation to the export queue; \(poster.described).")
-        }
+        let (banner, poster, bannerAgain, posterAgain) = (calls[0], calls[1], calls[2], calls[3])
         banner.cancel()
-        _ = await within({ banner.isOver || exporter.queue.operations.contains { $0.isCancelled } })
+        posterAgain.cancel()
+        _ = await within({
+            (banner.isOver || exporter.queue.operations.contains { $0.isCancelled })
+                && (posterAgain.isOver || exporter.queue.operations.filter(\.isCancelled).count == 2)
+        })
         exporter.queue.isSuspended = false
-        guard await within({ banner.isOver && poster.isOver }) else {
+        guard await within({ calls.allSatisfy(\.isOver) }) else {
             LastWords.fail(
-                "othersGoOn",
-                "After the task awaiting banner was cancelled, \(banner.described) and \(poster.described) (waited \(patience.seconds) s)."
-            )
-        }
-        guard case .failure(let error)? = banner.result, error is CancellationError else {
-            LastWords.fail(
-                "othersGoOn",
+                name,
                 """
-                The task awaiting export("banner") was cancelled while its operation waited, yet \
-                \(banner.described): the cancellation never reached that export's operation.
+                After the tasks awaiting the first banner and the second poster were cancelled, \
+                \(calls.map(\.described).joined(separator: ", ")) (waited \(patience.seconds) s).
                 """)
         }
-        guard case .success? = poster.result else {
-            LastWords.fail(
-                "othersGoOn",
-                """
-                Only the task awaiting export("banner") was cancelled, yet \(poster.described). A \
-                task's cancellation belongs to its own export: cancel that call's operation, not \
-                the queue's, and keep what one call learns out of the exporter.
-                """)
+        for (cancelled, which) in [(banner, "the first"), (posterAgain, "the second")] {
+            guard case .failure(let error)? = cancelled.result, error is CancellationError else {
+                LastWords.fail(
+                    name,
+                    """
+                    The task awaiting \(which) export("\(cancelled.name)") was cancelled while its \
+                    operation waited, yet \(cancelled.described): the cancellation never reached \
+                    that export's operation.
+                    """)
+            }
+        }
+        for (other, which, twin) in [(poster, "first", "second"), (bannerAgain, "second", "first")] {
+            guard case .success? = other.result else {
+                LastWords.fail(
+                    name,
+                    """
+                    Two exports of each image waited; only the tasks awaiting the first banner and \
+                    the second poster were cancelled, yet the \(which) export("\(other.name)") \
+                    \(other.described) while the \(twin) export of that image was cancelled. A \
+                    task's cancellation belongs to its own export: cancel that call's operation, \
+                    not the queue's, not one found by the image's name, and keep what one call \
+                    learns out of the exporter.
+                    """)
+            }
         }
         let flyer = Call(exporter, "flyer", on: OneThread())
         guard await within({ flyer.isOver }) else {
-            LastWords.fail(
-                "othersGoOn", "export(\"flyer\"), asked for after banner's cancellation, \(flyer.described).")
+            LastWords.fail(name, "export(\"flyer\"), asked for after the cancellations, \(flyer.described).")
         }
         guard case .success? = flyer.result else {
             LastWords.fail(
-                "othersGoOn",
+                name,
                 """
-                export("flyer"), asked for by a task that nobody cancelled after banner's task was \
-                cancelled, \(flyer.described). A cancellation ends one call: the next call starts \
-                afresh, with state of its own.
+                export("flyer"), asked for by a task that nobody cancelled after two other tasks \
+                were cancelled, \(flyer.described). A cancellation ends one call: the next call \
+                starts afresh, with state of its own.
                 """)
         }
     }
@@ -261,6 +333,7 @@ struct CancellingSpecs {
     // Look at what `Exporter.export(_:)` does when the task that awaits it is cancelled.
     // Lesson: "Forwarding cancellation".
     // Covers: C70, C71
+    // Paths: reuse
     @Test("cancelling the awaiting task cancels the queued operation; export throws CancellationError")
     func cancellingTheTaskCancelsTheOperation() async {
         LastWords.forget("taskCancelled")
@@ -281,6 +354,7 @@ struct CancellingSpecs {
     // Look at how many places in `Exporter.export(_:)` can resume the continuation, and what
     // they resume with when the task was cancelled while the render ran. Lesson: "Resuming once".
     // Covers: C70, C71
+    // Paths: reuse
     @Test("a task cancelled while its render runs gets CancellationError, once, when the render ends")
     func cancelledWhileRenderingResumesOnce() async {
         LastWords.forget("cancelledWhileRendering")
@@ -299,9 +373,10 @@ struct CancellingSpecs {
     }
 
     // Look at what `Exporter.export(_:)` does when its task is cancelled before it even
-    // enqueues the operation, and what the operation it made keeps. Lesson: "Forwarding
-    // cancellation".
+    // enqueues the operation, what the operation it made keeps, and what the exporter keeps for
+    // its next call. Lesson: "Forwarding cancellation".
     // Covers: C70, C71, C72
+    // Paths: memory, reuse, collaborators
     @Test(
         "export from a task that is already cancelled renders nothing, throws CancellationError, and keeps nothing"
     )
@@ -310,9 +385,10 @@ struct CancellingSpecs {
         let outcome = await #expect(
             processExitsWith: .success,
             """
-            export(_:) was called from a task that was already cancelled: expected \
-            CancellationError, nothing rendered, nothing kept in memory afterwards, and the \
-            program still running.
+            export(_:) was called from a task that was already cancelled, with the export queue \
+            suspended: expected CancellationError at once, nothing enqueued or rendered, nothing \
+            kept in memory afterwards (the exporter alive or let go), the next export rendered, \
+            and the program still running.
             \(lesson.see("Forwarding cancellation"))
             """
         ) {
@@ -324,14 +400,17 @@ struct CancellingSpecs {
     // Look at what the cancellation handler in `Exporter.export(_:)` cancels, and where the
     // state it shares with the rest of the call lives. Lesson: "Forwarding cancellation".
     // Covers: C71, C72
+    // Paths: interference, reuse, collaborators
     @Test("cancelling one export's task leaves the other exports, waiting or asked for later, to render")
     func cancellingOneExportLeavesTheOthers() async {
         LastWords.forget("othersGoOn")
         let outcome = await #expect(
             processExitsWith: .success,
             """
-            Two exports waited in the queue and the task awaiting one of them was cancelled: \
-            expected the other to render, and an export asked for afterwards to render too.
+            Two exports of each of two images waited in the queue, and the tasks awaiting the \
+            first of one image and the second of the other were cancelled: expected those two \
+            to throw CancellationError, the other two to render, and an export asked for \
+            afterwards to render too.
             \(lesson.see("Forwarding cancellation"))
             """
         ) {

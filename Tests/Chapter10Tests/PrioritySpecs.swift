@@ -20,6 +20,7 @@ struct PrioritySpecs {
     // Look at `Exporter.export(_:)`: which class does the operation it makes get? Lesson:
     // "Passing on the caller's priority".
     // Covers: C74
+    // Paths: values
     @Test(
         "the operation waits in the queue at the class matching the priority of the task that awaits it",
         arguments: [
@@ -29,6 +30,11 @@ struct PrioritySpecs {
             (.medium, [.utility, .userInitiated]),
             (.low, [.utility]),
             (.background, [.background]),
+            // Priorities between and above the named ones (any raw value makes a priority): each
+            // gets the class of a named neighbour, so matching the named values alone fails.
+            (TaskPriority(rawValue: TaskPriority.high.rawValue + 8), [.userInitiated]),
+            (TaskPriority(rawValue: TaskPriority.high.rawValue - 2), [.utility, .userInitiated]),
+            (TaskPriority(rawValue: TaskPriority.low.rawValue - 4), [.background, .utility]),
         ])
     func exportRunsAtTheAwaitingTasksClass(priority: TaskPriority, expected: [QualityOfService]) async {
         let exporter = Exporter(renderer: Studio())
@@ -59,6 +65,7 @@ struct PrioritySpecs {
     // Look at where `Exporter.export(_:)` puts the class: each call has its own operation, but
     // all share one queue. Lesson: "Passing on the caller's priority".
     // Covers: C74
+    // Paths: interference, values
     @Test("two exports awaited at once by tasks of different priorities each keep their own class")
     func concurrentExportsKeepTheirOwnClasses() async {
         let exporter = Exporter(renderer: Studio())
@@ -84,6 +91,53 @@ struct PrioritySpecs {
             A .high task's export waits to run at .\(name(of: classes.0)) and a .background task's at \
             .\(name(of: classes.1)); expected .userInitiated and .background. The class belongs to each \
             call's own operation: the queue is shared by every export.
+            \(lesson.see("Passing on the caller's priority"))
+            """)
+    }
+
+    // Look at which priority `Exporter.export(_:)` reads: a task's priority can rise while it
+    // runs, when a more urgent task awaits it. Lesson: "Passing on the caller's priority".
+    // Covers: C74
+    // Paths: values
+    @Test("a .low task raised to .high by a .high task awaiting it exports at .userInitiated")
+    func escalatedTaskExportsAtItsRaisedClass() async {
+        let exporter = Exporter(renderer: Studio())
+        exporter.queue.isSuspended = true
+        defer { exporter.queue.isSuspended = false }
+        let seen = Protected<(current: TaskPriority, base: TaskPriority?)?>(nil)
+        let outcome = Protected<Result<Export, any Error>?>(nil)
+        let prefetch = Task(priority: .low) {
+            // Waits, suspended, until the .high task below awaits this one and so raises it.
+            _ = await comesTrue(within: patience) { Task.currentPriority >= .high }
+            seen.withValue { $0 = (Task.currentPriority, withUnsafeCurrentTask { $0?.basePriority }) }
+            let result = await Result { try await exporter.export("icon") }
+            outcome.withValue { $0 = result }
+        }
+        let urgent = Task(priority: .high) { await prefetch.value }
+        defer { urgent.cancel() }
+        guard
+            await waitUntil(
+                "export(\"icon\"), called by a .low task that a .high task awaits, to add its operation",
+                timeout: patience * 2, hint: lesson.see("Suspending, not blocking"),
+                givingUpWhen: { outcome.value.map { "export(\"icon\") ended first: \($0)" } },
+                { waiting(in: exporter.queue)["icon"] != nil })
+        else { return }
+        guard let raised = seen.value, raised.current >= .high else {
+            Issue.record(
+                "The .low task's priority was not raised by the .high task awaiting it (\(String(describing: seen.value))): this platform's runtime does not escalate; the spec cannot judge."
+            )
+            return
+        }
+        guard let operation = waiting(in: exporter.queue)["icon"] else { return }
+        let service = effectiveClass(of: operation, in: exporter.queue)
+        #expect(
+            operation.qualityOfService == .userInitiated && service == .userInitiated,
+            """
+            export("icon") was called by a task created at .low whose priority a .high task awaiting it \
+            had raised to \(raised.current) (its base priority stays \(raised.base.map { "\($0)" } ?? "unknown")), \
+            but its operation waits to run at .\(name(of: service)) (its own qualityOfService \
+            .\(name(of: operation.qualityOfService))); expected .userInitiated. Task.currentPriority \
+            includes what was raised so far; a task's base priority does not.
             \(lesson.see("Passing on the caller's priority"))
             """)
     }
