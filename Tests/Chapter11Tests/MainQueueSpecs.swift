@@ -137,6 +137,29 @@ struct TwoEnginesSpecs {
     // Paths: interference
     @Test("pausing or stopping one engine leaves another engine's updates alone", arguments: OtherEngine.allCases)
     func oneEngineLeavesAnotherAlone(other: OtherEngine) async {
+        // In a process of its own: flags every engine shares would otherwise be set and reset by
+        // the specs running beside it, and decide its verdict.
+        let explanation = """
+            The child process that paused or stopped one of two engines stopped before it could \
+            judge. \(lesson.see("The main queue is everybody's"))
+            """
+        let outcome =
+            switch other {
+            case .paused:
+                await #expect(processExitsWith: .success, Comment(rawValue: explanation)) {
+                    await TwoEnginesSpecs.deliverBesideAnother(.paused)
+                }
+            case .stopped:
+                await #expect(processExitsWith: .success, Comment(rawValue: explanation)) {
+                    await TwoEnginesSpecs.deliverBesideAnother(.stopped)
+                }
+            }
+        LastWords.explain(outcome)
+    }
+
+    /// Pauses or stops one engine while its updates wait on the main queue, then lets another
+    /// engine deliver, and looks at both screens. Runs in an exit test, beside no other spec.
+    static func deliverBesideAnother(_ other: OtherEngine) async {
         let store = Desk()
         let quiet = Screen()
         let busy = Screen()
