@@ -1,4 +1,5 @@
 import Chapter1
+import Foundation
 import KataTestSupport
 import Testing
 
@@ -62,6 +63,82 @@ extension Chapter1Specs {
                 \(lesson.see("Release the model on the main queue"))
                 """
             )
+        }
+
+        // Hint: ListAdder, "Release the model on the main queue". What does each adder's
+        // completion block capture, and who still holds an adder once its result was decided?
+        // Covers: C81
+        // Paths: memory
+        @Test(
+            "no adder outlives its sum: one whose total was shown, one superseded, one stopped by the model's release")
+        func addersAreFreed() async {
+            let driver = SumDriver()
+            defer { driver.releaseAll() }
+            // Each run's adder, reached the public way: the queue running it, from its first number.
+            let adders = Protected<[Int: WeakReference<AdderOperation>]>([:])
+            let probe: @Sendable (SumEvent) -> Void = { event in
+                if case .willAdd(let run, 0) = event {
+                    let running = OperationQueue.current?.operations.lazy.compactMap { $0 as? AdderOperation }
+                        .first { $0.run == run }
+                    adders.withValue { $0[run] = WeakReference(running) }
+                }
+                driver.probe(event)
+            }
+            var model: ListAdder? = ListAdder(numbers: [1, 2], probe: probe)
+            func reached(_ run: Int) async -> Bool {
+                guard await waitUntil("run \(run) to start adding", { driver.pacer(run).arrivals == 1 }) else {
+                    return false
+                }
+                guard adders.value[run]?.value != nil else {
+                    Issue.record(
+                        """
+                        Run \(run) began adding, but not inside an AdderOperation that an operation \
+                        queue runs: OperationQueue.current, asked from its first number, listed no \
+                        adder for run \(run). Each recalculation is an AdderOperation on the model's \
+                        queue.
+                        \(lesson.see("The pattern"))
+                        """)
+                    return false
+                }
+                return true
+            }
+
+            model?.add(3)  // run 1: its total is shown
+            guard await reached(1) else { return }
+            driver.pacer(1).releaseAll()
+            guard await driver.resultReachedOwner(run: 1) else { return }
+            model?.add(4)  // run 2, superseded by run 3 at its first number
+            guard await reached(2) else { return }
+            model?.add(5)
+            driver.pacer(2).releaseAll()
+            guard await reached(3) else { return }
+            driver.pacer(3).releaseAll()
+            guard await driver.resultReachedOwner(run: 3) else { return }
+            model?.add(6)  // run 4, running when the screen lets go of the model
+            guard await reached(4) else { return }
+            model = nil
+            driver.releaseAll()
+            guard
+                await waitUntil(
+                    "runs 2 and 4 to stop", hint: "Events: \(driver.events.timeline)",
+                    { driver.numbersAdded(by: 2) != nil && driver.numbersAdded(by: 4) != nil })
+            else { return }
+            await MainQueue.drain()
+            let patience = Bound.scaled(.milliseconds(500))
+            let freed = await comesTrue(within: patience) {
+                adders.value.values.allSatisfy { $0.value == nil }
+            }
+            let kept = adders.value.filter { $0.value.value != nil }.keys.sorted()
+            #expect(
+                freed,
+                """
+                Every recalculation had ended: run 1 and run 3 were shown, run 2 was superseded, run \
+                4 was stopped when the screen let go of the model. Yet the adders of runs \(kept) \
+                were still in memory \(patience.seconds) s later. Most often the completion block captures its own \
+                adder strongly: the adder holds the block, the block holds the adder, and Linux \
+                never clears a completion block. Capture it weakly.
+                \(lesson.see("Release the model on the main queue"))
+                """)
         }
     }
 }

@@ -68,5 +68,33 @@ extension Chapter1Specs {
             #expect(adder.total == 6, "Expected the finished adder's total to be 6 for [1, 2, 3].")
             #expect(adder.formattedTotal == "6", "Expected the finished adder to format its total as “6”.")
         }
+
+        // Hint: AdderOperation and ListAdder, "Publish results only when finished". What does
+        // your code take as the sign that a sum ran to its end, and does an empty list have one?
+        // Covers: C5, C1
+        // Paths: values
+        @Test("removing the last number shows the total 0, on the main queue, and stops the spinner")
+        @MainActor
+        func emptyListShowsZero() async {
+            let driver = SumDriver(paced: false)
+            let screen = Recorder<Redraw>()
+            let model = ListAdder(numbers: [7], probe: driver.probe)
+            model.draw(into: screen)
+
+            model.remove(at: 0)  // run 1: the empty list, which has no number to add
+            guard await driver.resultReachedOwner(run: 1) else { return }
+            await MainQueue.drain()
+            #expect(
+                screen.all == [Redraw(text: "0", onMainQueue: true)] && model.formattedTotal == "0"
+                    && !model.isRecalculating,
+                """
+                The only number was removed, and the sum of the empty list ran to its end without \
+                adding anything. Expected the screen to redraw “0” once, on the main queue, and the \
+                spinner to stop; it redrew \(screen.timeline), the model shows \
+                “\(model.formattedTotal)” and isRecalculating is \(model.isRecalculating). A sum \
+                that added nothing because there was nothing to add has finished: its total is 0.
+                \(lesson.see("Publish results only when finished"))
+                """)
+        }
     }
 }
