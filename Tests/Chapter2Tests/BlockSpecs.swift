@@ -375,6 +375,74 @@ struct StepsInOrder {
             """)
     }
 
+    // Hint: OrderedSteps.run, "When order matters". Several threads hand in steps at the same
+    // time. What does run(_:) read and then write that another call may be reading and writing
+    // meanwhile?
+    // Covers: C15
+    // Paths: interference
+    @Test(
+        "steps handed in from several threads at once still run one at a time, each thread's in the order it handed them in"
+    )
+    func handedInFromSeveralThreads() async {
+        let steps = OrderedSteps(label: "kata.chapter2.crowd")
+        let (threads, each) = (8, 25)
+        let running = Protected(0)
+        let overlaps = Protected(0)
+        let ran = Recorder<Int>()  // thread × 1000 + its step's number, in the order they ran
+        let go = Gate("every thread ready to hand in its steps")
+        let anotherStarted = Gate("a step started while another ran")
+        let firstTaken = Protected(false)
+        for thread in 0..<threads {
+            Thread.detachNewThread {
+                go.wait()
+                for number in 0..<each {
+                    steps.run {
+                        let overlapping = running.withValue { count in
+                            count += 1
+                            return count > 1
+                        }
+                        if overlapping {
+                            overlaps.withValue { $0 += 1 }
+                            anotherStarted.open()
+                        }
+                        let isFirst = firstTaken.withValue { taken in
+                            let first = !taken
+                            taken = true
+                            return first
+                        }
+                        if isFirst {
+                            // On a serial line nothing else can start now; elsewhere another step does.
+                            anotherStarted.wait(timeout: Bound.scaled(.milliseconds(100)))
+                        }
+                        ran.record(thread * 1000 + number)
+                        running.withValue { $0 -= 1 }
+                    }
+                }
+            }
+        }
+        go.open()
+        guard
+            await waitUntil(
+                "all \(threads * each) steps from \(threads) threads to run",
+                hint: "\(ran.count) ran. \(lesson.see("When order matters"))", { ran.count == threads * each })
+        else { return }
+        let outOfOrder = (0..<threads).filter { thread in
+            let own = ran.all.filter { $0 / 1000 == thread }.map { $0 % 1000 }
+            return own != Array(0..<each)
+        }
+        #expect(
+            overlaps.value == 0 && outOfOrder.isEmpty,
+            """
+            \(threads) threads each handed in \(each) steps at the same time. Expected one step at \
+            a time, each thread's steps in the order it handed them in; \(overlaps.value) steps \
+            started while another ran, and threads \(outOfOrder) saw their steps out of order. \
+            run(_:) may be called from several threads at once: whatever it reads and then \
+            replaces (the newest step a new one waits for) is one step, under a lock, or two calls \
+            wait for the same step and their two steps run at once. A serial queue needs no lock.
+            \(lesson.see("When order matters"))
+            """)
+    }
+
     static func name(of priority: Operation.QueuePriority) -> String {
         switch priority {
         case .veryLow: "very low"
