@@ -225,6 +225,49 @@ struct RetryingSpecs {
         return waitingWhileChecked == 2
     }
 
+    // Look at how `ManualRunner.waitingCount` reads the runner's books while its retries change
+    // them on a thread of their own. Lesson: "Retrying with a timer".
+    // Covers: C31
+    // Paths: values, collaborators
+    @Test("waitingCount, read from another thread while retries start three waiting operations, counts down to 0")
+    func waitingCountCountsDown() async {
+        let runner = ManualRunner(retryInterval: Self.interval)
+        let ready = (0..<3).map { _ in Protected(false) }
+        let operations = ready.map { flag in ProbeOperation(readyWhen: { flag.value }) }
+        defer { for operation in operations { operation.cancel() } }
+        for operation in operations { runner.run(operation) }
+        // A reader that shares no lock with the runner, as any thread of the app may be.
+        let reader = Watcher(reading: { runner.waitingCount }, until: 0, for: Chapter4Bound.retry * 5)
+        for (index, flag) in ready.enumerated() {
+            flag.withValue { $0 = true }
+            guard
+                await waitUntil(
+                    "the runner to start waiting operation \(index + 1) once it was ready",
+                    timeout: Chapter4Bound.retry,
+                    hint: "waitingCount is \(runner.waitingCount). \(lesson.see("Retrying with a timer"))",
+                    { operations[index].isFinished })
+            else {
+                _ = await reader.stop(finalIsDue: false)
+                return
+            }
+        }
+        // The runner takes an operation off its books once its start() returned.
+        let countedDown = await waitUntil(
+            "waitingCount to reach 0 once the three operations finished", timeout: Chapter4Bound.retry,
+            hint: "It is \(runner.waitingCount). \(lesson.see("Retrying with a timer"))", { runner.waitingCount == 0 })
+        let seen = await reader.stop(finalIsDue: countedDown)
+        #expect(
+            seen.last == 0 && seen.allSatisfy { $0 <= 3 } && zip(seen, seen.dropFirst()).allSatisfy { $0 > $1 },
+            """
+            Three operations waited, and became ready one after another. A thread reading \
+            waitingCount meanwhile saw \(seen.map(String.init).joined(separator: " → ")); expected \
+            it to count down from at most 3 to 0. Any thread may read waitingCount while the \
+            retries change the runner's books: read it under the runner's lock, like every other \
+            use of the books.
+            \(lesson.see("Retrying with a timer"))
+            """)
+    }
+
     /// Hands a runner of its own an operation that never becomes ready, and waits for one more
     /// look at it; returns whether runners of this kind retry at all. The cases that hold another
     /// thread for long ask first, so that a runner that never retries fails in a retry's time.
