@@ -7,8 +7,9 @@ public final class ReportGenerator: Sendable {
     public let queue: OperationQueue
     /// Where the sections come from.
     public let source: any SectionSource
-    /// The newest job, so that the next one can wait for it.
-    private let latest = Mutex<ReportJob?>(nil)
+    /// The newest job, so that the next one can wait for it: one chain for all the app's
+    /// reports, so that they come out in the order they were asked for.
+    private static let latest = Mutex<ReportJob?>(nil)
 
     /// Creates a generator that loads sections from `source`.
     public init(source: any SectionSource) {
@@ -31,7 +32,7 @@ public final class ReportGenerator: Sendable {
             guard let report = job.report else { return }
             OperationQueue.main.addOperation { deliver(report) }
         }
-        latest.withLock { latest in
+        Self.latest.withLock { latest in
             if let previous = latest { job.addDependency(previous) }
             latest = job
         }
