@@ -174,10 +174,11 @@ struct CancellingAtAnyMoment {
 
     // Look at where start() checks isCancelled, where it stores the Task and where cancel() reads it,
     // and the lesson's "Forward cancel() to the Task": both run on different threads, with nothing
-    // else between them. Can a cancel() land after the check but before the Task is stored?
+    // else between them. Can a cancel() land after the check but before the Task is stored? Can a
+    // start() land after cancel() looked for the Task but before the flag was set?
     // Covers: C24, C50, C61
     @Test(
-        "cancel() on one thread right after start() on another, or while start() launches the Task, still stops the work",
+        "cancel() right after start() on another thread, while start() launches the Task, or with start() landing inside cancel(), still stops the work",
         .preflightCancelling)
     func cancelRightAfterStartByHand() async {
         let loader = ScriptedLoader()
@@ -248,6 +249,39 @@ struct CancellingAtAnyMoment {
             cancel() came while start() was launching the Task. The operation finished with result \
             \(describe(raced)) and isExecuting \(racer.isExecuting)\(loader.trace.contains("resize b began") ? ", and the resize began" : ""); \
             expected failure(CancellationError()), false, and no resize. \(loader.trace.lifecycle(missing: "…"))
+            \(lesson.see("Forward cancel() to the Task"))
+            """)
+
+        // And a start() that lands while cancel() runs: at the first time cancel() asks whether the
+        // operation is finished (Foundation's inherited cancel() asks before it sets isCancelled
+        // on Linux), start() runs to its end on another thread.
+        let late = TracedThumbnail("c", loader: loader)
+        defer { loader.endSpec(keepingAlive: late) }
+        late.raceWindow.race(
+            {
+                late.cancel()
+                loader.trace.record("cancel() of c returned")
+            },
+            against: { late.start() })
+        guard
+            await waitUntil(
+                "c, started while its cancel() ran, to finish",
+                hint: """
+                    \(loader.trace.lifecycle(missing: "c never finished"))
+                    start() ran while cancel() was under way: after cancel() looked for the Task (there \
+                    was none yet) but before isCancelled was set, so start() launched the work and nobody \
+                    cancelled it. Set the flag first (super.cancel()), then look for the Task.
+                    \(lesson.see("Forward cancel() to the Task"))
+                    """,
+                { late.isFinished && loader.trace.contains("cancel() of c returned") })
+        else { return }
+        let lateResult = late.result
+        #expect(
+            isCancellation(lateResult) && !loader.trace.contains("resize c began"),
+            """
+            start() came while cancel() was under way. The operation finished with result \
+            \(describe(lateResult))\(loader.trace.contains("resize c began") ? " and the resize began" : ""); \
+            expected failure(CancellationError()) and no resize. \(loader.trace.lifecycle(missing: "…"))
             \(lesson.see("Forward cancel() to the Task"))
             """)
     }

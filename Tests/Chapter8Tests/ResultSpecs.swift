@@ -90,9 +90,40 @@ struct PublishingTheResult {
             """)
     }
 
+    // Look at the width the work passes to the loader's resize, and the lesson's "Steps": the
+    // thumbnail is as wide as the operation was asked for, whatever that width is.
+    // Covers: C61
+    // Paths: values
+    @Test(
+        "the thumbnail is as wide as the operation was asked for, at any width", .preflight,
+        arguments: [1, 63, 65, 101, 4096])
+    func resultHasTheWidthAskedFor(width: Int) async {
+        let loader = ScriptedLoader()
+        let operation = ThumbnailOperation(imageName: "a", width: width, loader: loader)
+        defer { loader.endSpec(keepingAlive: operation) }
+
+        loader.releaseAll()
+        operation.start()
+        guard
+            await waitUntil(
+                "the operation to finish once its fetch and resize returned",
+                hint: loader.trace.lifecycle(missing: "it never finished") + "\n"
+                    + lesson.see("Finish when the work ends, once"),
+                { operation.isFinished })
+        else { return }
+        let result = operation.result
+        #expect(
+            (try? result?.get()) == Thumbnail(name: "a", width: width),
+            """
+            The operation was asked for a thumbnail \(width) px wide; its result is \(describe(result)). \
+            The work must resize to the operation's own width, not to a fixed or capped number.
+            \(lesson.see("Steps"))
+            """)
+    }
+
     // Look at finish(with:) and the lesson's "Finish when the work ends, once": what does a
-    // second call do to the result, the flags and the operation's listeners?
-    // Covers: C22, C61
+    // second call, or a late cancel(), do to the result, the flags and the operation's listeners?
+    // Covers: C22, C24, C61
     // Paths: reuse
     @Test("finishing again after the work ended changes nothing a user can see", .preflightFinishingAgain)
     func finishingTwiceHasNoEffect() async {
@@ -126,6 +157,17 @@ struct PublishingTheResult {
             (try? result?.get()) == Thumbnail(name: "a", width: thumbnailWidth),
             """
             A second finish(with:) replaced the result: it is now \(describe(result)). The first finish wins.
+            \(lesson.see("Finish when the work ends, once"))
+            """)
+        // A cancel() that comes once it is over is one more late finish: it changes nothing either.
+        operation.cancel()
+        let afterCancel = operation.result
+        #expect(
+            (try? afterCancel?.get()) == Thumbnail(name: "a", width: thumbnailWidth),
+            """
+            cancel() on the operation that had already finished with its thumbnail replaced the result: \
+            it is now \(describe(afterCancel)). A cancel() that finishes the operation itself must go \
+            through the same once-only finish; once done, nothing changes the outcome.
             \(lesson.see("Finish when the work ends, once"))
             """)
         #expect(
