@@ -18,11 +18,12 @@ struct OverStaysOver {
         let greeting = TracedGreeting(trace: trace, pause: Pause(open: true))
         greeting.cancel()
         for call in 1...3 {
-            let returned = await callOnItsOwnThread(
-                "start() call \(call) on the cancelled greeting",
-                hint: trace.lifecycle(missing: "…") + "\n" + lesson.see("Finish once, on every path")
-            ) { greeting.start() }
-            guard returned != nil else { return }
+            guard
+                await callOnItsOwnThread(
+                    "start() call \(call) on the cancelled greeting",
+                    hint: trace.lifecycle(missing: "…") + "\n" + lesson.see("Finish once, on every path")
+                ) { greeting.start() } != nil
+            else { return }
         }
         let drained = Protected(false)
         greeting.work.queue.async { drained.withValue { $0 = true } }
@@ -61,11 +62,12 @@ struct OverStaysOver {
         guard await waitUntil("the queue to drain (operationCount 0)", { queue.operationCount == 0 }) else { return }
         let before = greeting.announcements.count
         trace.record(.cancelCalled)
-        let returned = await callOnItsOwnThread(
-            "cancel() on the finished greeting",
-            hint: trace.lifecycle(missing: "…") + "\n" + lesson.see("Cancelling a running operation")
-        ) { greeting.cancel() }
-        guard returned != nil else { return }
+        guard
+            await callOnItsOwnThread(
+                "cancel() on the finished greeting",
+                hint: trace.lifecycle(missing: "…") + "\n" + lesson.see("Cancelling a running operation")
+            ) { greeting.cancel() } != nil
+        else { return }
 
         let extra = greeting.announcements.all.dropFirst(before).map(\.description)
         #expect(
@@ -86,19 +88,32 @@ struct OverStaysOver {
     // Covers: C17
     // Paths: values
     @Test(
-        "the greeting names the person it was given, whatever the name's length",
+        "a dependent of the greeting finds the person it was given named whole, whatever the name's length",
         .preflight, arguments: ["Li", "Bartholomew Higginbotham", "Zoë Ngọc Ánh"])
     func greetsWhoeverItIsGiven(person: String) async {
         let trace = Recorder<Moment>()
-        let greeting = TracedGreeting(person: person, trace: trace, pause: Pause(open: true))
-        makeQueue().enqueue([greeting])
-        guard await waitForFinished(greeting) else { return }
+        let greeting = TracedGreeting(person: person, trace: trace)
+        defer { greeting.pause.open() }
+        let found = Protected<String?>(nil)
+        let dependent = BlockOperation {
+            found.withValue { $0 = greeting.greeting }
+            trace.record(.sentinelRan)
+        }
+        dependent.addDependency(greeting)
+        makeQueue().enqueue([greeting, dependent])
+        guard await releaseAfterStartReturned(greeting, see: "The pattern") else { return }
+        guard
+            await waitForEffect(
+                .sentinelRan, of: greeting, "the operation that depends on the greeting to run",
+                why: "Nobody heard that the greeting finished: announce isFinished after setting the flag.")
+        else { return }
         let expected = "Hello, \(person)! Goodbye, \(person)!"
         #expect(
-            greeting.greeting == expected,
+            found.value == expected,
             """
-            A greeting for “\(person)” ended with \(String(describing: greeting.greeting)); expected \
-            “\(expected)”. Use the name as given, whole. \(trace.lifecycle(missing: "…"))
+            An operation that depends on the greeting for “\(person)” found \
+            \(String(describing: found.value)); expected “\(expected)”. Use the name as given, whole, \
+            and store the greeting before finishing. \(trace.lifecycle(missing: "…"))
             \(lesson.see("The pattern"))
             """)
     }

@@ -94,6 +94,18 @@ struct NothingStays {
             in a stranger.
             \(lesson.see("Nothing stays once it is over"))
             """)
+
+        // And a new greeting runs as new: on a queue, it finishes, is heard, and releases its dependent.
+        let trace = Recorder<Moment>()
+        let fresh = TracedGreeting(trace: trace)
+        defer { fresh.pause.open() }
+        let dependent = sentinel(trace)
+        dependent.addDependency(fresh)
+        makeQueue().enqueue([fresh, dependent])
+        guard await releaseAfterStartReturned(fresh, see: "Nothing stays once it is over") else { return }
+        await waitForEffect(
+            .sentinelRan, of: fresh, "the sentinel that depends on a new greeting to run",
+            why: "A new greeting must run its whole life and announce that it finished.")
     }
 
     /// Runs a greeting to its end and lets it go, then looks at a new one, `rounds` times.
