@@ -18,12 +18,11 @@ struct OverStaysOver {
         let greeting = TracedGreeting(trace: trace, pause: Pause(open: true))
         greeting.cancel()
         for call in 1...3 {
-            guard
-                await callOnItsOwnThread(
-                    "start() call \(call) on the cancelled greeting",
-                    hint: trace.lifecycle(missing: "…") + "\n" + lesson.see("Finish once, on every path")
-                ) { greeting.start() } != nil
-            else { return }
+            let returned: Void? = await callOnItsOwnThread(
+                "start() call \(call) on the cancelled greeting",
+                hint: trace.lifecycle(missing: "…") + "\n" + lesson.see("Finish once, on every path")
+            ) { greeting.start() }
+            guard returned != nil else { return }
         }
         let drained = Protected(false)
         greeting.work.queue.async { drained.withValue { $0 = true } }
@@ -62,12 +61,11 @@ struct OverStaysOver {
         guard await waitUntil("the queue to drain (operationCount 0)", { queue.operationCount == 0 }) else { return }
         let before = greeting.announcements.count
         trace.record(.cancelCalled)
-        guard
-            await callOnItsOwnThread(
-                "cancel() on the finished greeting",
-                hint: trace.lifecycle(missing: "…") + "\n" + lesson.see("Cancelling a running operation")
-            ) { greeting.cancel() } != nil
-        else { return }
+        let returned: Void? = await callOnItsOwnThread(
+            "cancel() on the finished greeting",
+            hint: trace.lifecycle(missing: "…") + "\n" + lesson.see("Cancelling a running operation")
+        ) { greeting.cancel() }
+        guard returned != nil else { return }
 
         let extra = greeting.announcements.all.dropFirst(before).map(\.description)
         #expect(
