@@ -150,6 +150,7 @@ final class TracedGreeting: GreetingOperation, @unchecked Sendable {  // every s
     ///     the work ends before `start()` returns; for work that ends at once.
     ///   - onAnnouncement: Called on the announcing thread, for each announcement, before it goes on.
     init(
+        person: String = "Ada",
         trace: Recorder<Moment>,
         pause: Pause = Pause(),
         work: WorkQueue = WorkQueue(),
@@ -161,7 +162,7 @@ final class TracedGreeting: GreetingOperation, @unchecked Sendable {  // every s
         self.pause = pause
         self.waitsForQuickWork = waitsForQuickWork
         self.onAnnouncement = onAnnouncement
-        super.init(person: "Ada", queue: work.queue) {
+        super.init(person: person, queue: work.queue) {
             if !work.isCurrent { trace.record(.workOffItsQueue) }
             trace.record(.workPaused)
             switch pause.wait() {

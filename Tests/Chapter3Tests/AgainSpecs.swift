@@ -1,0 +1,195 @@
+import Chapter3
+import Foundation
+import KataTestSupport
+import Testing
+
+@Suite("A greeting that is over stays over, and greets whoever it is given", .watched)
+struct OverStaysOver {
+    // Look at the order of the checks at the top of AsyncOperation.start(): what does a start()
+    // find on a greeting that was cancelled and has already finished? Read "Finish once, on
+    // every path".
+    // Covers: C21
+    // Paths: reuse
+    @Test(
+        "start() called again on a greeting cancelled before it started announces nothing more and launches nothing",
+        .preflightStartingAgain)
+    func cancelledStartingAgainChangesNothing() async {
+        let trace = Recorder<Moment>()
+        let greeting = TracedGreeting(trace: trace, pause: Pause(open: true))
+        greeting.cancel()
+        for call in 1...3 {
+            let returned: Void? = await callOnItsOwnThread(
+                "start() call \(call) on the cancelled greeting",
+                hint: trace.lifecycle(missing: "…") + "\n" + lesson.see("Finish once, on every path")
+            ) { greeting.start() }
+            guard returned != nil else { return }
+        }
+        let drained = Protected(false)
+        greeting.work.queue.async { drained.withValue { $0 = true } }
+        guard
+            await waitUntil(
+                "the greeting's work queue to run what was sent to it", hint: lesson.see("Steps"),
+                { drained.value })
+        else { return }
+
+        let finished = greeting.announced(.isFinished), executing = greeting.announced(.isExecuting)
+        #expect(
+            finished == [true] && executing.isEmpty && !trace.contains(.workPaused) && greeting.isFinished,
+            """
+            A greeting cancelled before it started was started three times. Expected isFinished \
+            announced once (true), isExecuting never, and no work; announced isFinished \(finished), \
+            isExecuting \(executing), and the work \(trace.contains(.workPaused) ? "began" : "never began"). \
+            The first start() finished it; a later one must find it finished before anything else \
+            and return. \(trace.lifecycle(missing: "…"))
+            \(lesson.see("Finish once, on every path"))
+            """)
+    }
+
+    // Look at cancel(), if you override it, and at finish(): what does a cancel() that comes after
+    // the end change? Read "Finish once, on every path" and "Cancelling a running operation".
+    // Covers: C24
+    // Paths: reuse
+    @Test(
+        "cancel() on a greeting that already finished changes nothing, announces nothing and keeps the greeting",
+        .preflightFinishingAgain)
+    func cancelAfterTheEndChangesNothing() async {
+        let trace = Recorder<Moment>()
+        let greeting = TracedGreeting(trace: trace, pause: Pause(open: true))
+        let queue = makeQueue()
+        queue.enqueue([greeting])
+        guard await waitForFinished(greeting) else { return }
+        guard await waitUntil("the queue to drain (operationCount 0)", { queue.operationCount == 0 }) else { return }
+        let before = greeting.announcements.count
+        trace.record(.cancelCalled)
+        let returned: Void? = await callOnItsOwnThread(
+            "cancel() on the finished greeting",
+            hint: trace.lifecycle(missing: "…") + "\n" + lesson.see("Cancelling a running operation")
+        ) { greeting.cancel() }
+        guard returned != nil else { return }
+
+        let extra = greeting.announcements.all.dropFirst(before).map(\.description)
+        #expect(
+            extra.isEmpty && greeting.isFinished && !greeting.isExecuting
+                && greeting.greeting == "Hello, Ada! Goodbye, Ada!",
+            """
+            cancel() came after the greeting had finished. Expected nothing to change: no \
+            announcement, isFinished true, isExecuting false and the greeting kept. It announced \
+            \(extra), and reported isFinished \(greeting.isFinished), isExecuting \(greeting.isExecuting), \
+            greeting \(String(describing: greeting.greeting)). A cancel() that finishes the operation \
+            itself must go through the same guarded step as finish(). \(trace.lifecycle(missing: "…"))
+            \(lesson.see("Finish once, on every path"))
+            """)
+    }
+
+    // Look at how GreetingOperation builds its greeting from `person`.
+    // Read "The pattern".
+    // Covers: C17
+    // Paths: values
+    @Test(
+        "a dependent of the greeting finds the person it was given named whole, whatever the name's length",
+        .preflight, arguments: ["Li", "Bartholomew Higginbotham", "Zoë Ngọc Ánh"])
+    func greetsWhoeverItIsGiven(person: String) async {
+        let trace = Recorder<Moment>()
+        let greeting = TracedGreeting(person: person, trace: trace)
+        defer { greeting.pause.open() }
+        let found = Protected<String?>(nil)
+        let dependent = BlockOperation {
+            found.withValue { $0 = greeting.greeting }
+            trace.record(.sentinelRan)
+        }
+        dependent.addDependency(greeting)
+        makeQueue().enqueue([greeting, dependent])
+        guard await releaseAfterStartReturned(greeting, see: "The pattern") else { return }
+        guard
+            await waitForEffect(
+                .sentinelRan, of: greeting, "the operation that depends on the greeting to run",
+                why: "Nobody heard that the greeting finished: announce isFinished after setting the flag.")
+        else { return }
+        let expected = "Hello, \(person)! Goodbye, \(person)!"
+        #expect(
+            found.value == expected,
+            """
+            An operation that depends on the greeting for “\(person)” found \
+            \(String(describing: found.value)); expected “\(expected)”. Use the name as given, whole, \
+            and store the greeting before finishing. \(trace.lifecycle(missing: "…"))
+            \(lesson.see("The pattern"))
+            """)
+    }
+}
+
+@Suite("Two greetings leave each other alone", .watched)
+struct TwoGreetings {
+    // Two greetings on one queue: one is cancelled, the other is not, then a third comes. Look at
+    // where AsyncOperation keeps its flags and GreetingOperation its greeting and what it knows of
+    // cancellation: in each instance, or somewhere every greeting shares (a static, a global)?
+    // Read "One critical section for all the state".
+    // Covers: C19, C24
+    // Paths: interference, reuse
+    @Test(
+        "cancelling and finishing one greeting leaves another running one alone, and a later greeting still greets",
+        .preflight)
+    func oneGreetingLeavesAnotherAlone() async {
+        // In a process of its own: state every greeting shares would otherwise be set and reset by
+        // the specs running beside it, and decide this verdict.
+        let outcome = await #expect(
+            processExitsWith: .success,
+            """
+            The child process that ran two greetings side by side stopped before it could judge \
+            (exit code 3: something never finished). \(lesson.see("One critical section for all the state"))
+            """
+        ) {
+            await TwoGreetings.runSideBySide()
+        }
+        LastWords.explain(outcome)
+    }
+
+    /// Runs two greetings at once, cancels one, lets the other end, then runs a third. Runs in an
+    /// exit test, beside no other spec.
+    static func runSideBySide() async {
+        exitIfStillRunning(after: Bound.standard * 2, status: 3)
+        let see = lesson.see("One critical section for all the state")
+        let cancelledPause = Pause(), keptPause = Pause()
+        let cancelledBegan = Protected(false), keptBegan = Protected(false)
+        // Both with the default work queue, as a learner's code gets it.
+        let cancelled = GreetingOperation(person: "Ada") {
+            cancelledBegan.withValue { $0 = true }
+            _ = cancelledPause.wait()
+        }
+        let kept = GreetingOperation(person: "Grace") {
+            keptBegan.withValue { $0 = true }
+            _ = keptPause.wait()
+        }
+        defer { keptPause.open() }
+        let queue = makeQueue()
+        queue.enqueue([cancelled, kept])
+        guard await waitUntil("both greetings' work to begin", hint: see, { cancelledBegan.value && keptBegan.value })
+        else { return }
+
+        cancelled.cancel()
+        cancelledPause.interrupt()
+        guard await waitUntil("the cancelled greeting to finish", hint: see, { cancelled.isFinished }) else { return }
+        #expect(
+            kept.isExecuting && !kept.isFinished,
+            """
+            Two greetings were running; one was cancelled and finished. The other must still be \
+            running; it reported isExecuting \(kept.isExecuting), isFinished \(kept.isFinished). Each \
+            greeting's state belongs to that greeting alone. \(see)
+            """)
+        keptPause.open()
+        guard await waitUntil("the greeting nobody cancelled to finish", hint: see, { kept.isFinished }) else { return }
+
+        let later = GreetingOperation(person: "Lin")
+        queue.addOperation(later)
+        guard await waitUntil("a greeting started later to finish", hint: see, { later.isFinished }) else { return }
+        #expect(
+            cancelled.greeting == nil && kept.greeting == "Hello, Grace! Goodbye, Grace!"
+                && later.greeting == "Hello, Lin! Goodbye, Lin!",
+            """
+            Of three greetings, only the first was cancelled. Expected no greeting from it, and the \
+            full greetings from the one running beside it and from one started after it; they \
+            published \(String(describing: cancelled.greeting)), \(String(describing: kept.greeting)) and \
+            \(String(describing: later.greeting)). A cancellation is a fact about one operation: kept \
+            anywhere shared (a static, a global), it reaches greetings nobody cancelled. \(see)
+            """)
+    }
+}
