@@ -41,6 +41,25 @@ struct UnsoundPlan: Sendable, CustomTestStringConvertible {
             ),
             error: .unknownStep("compile", neededBy: "link")
         ),
+        // The missing title comes first among the needs, and the repeated title is listed far
+        // from its twin: a check of the last need only, or of neighbours only, misses them.
+        UnsoundPlan(
+            shape: Shape(
+                name: "“test” needs a “lint” the plan does not hold, before a “fetch” it does",
+                nodes: [Node("fetch"), Node("test", needs: ["lint", "fetch"], queue: 1)]
+            ),
+            error: .unknownStep("lint", neededBy: "test")
+        ),
+        UnsoundPlan(
+            shape: Shape(
+                name: "two steps called “fetch”, listed apart",
+                nodes: [
+                    Node("fetch"), Node("compile", needs: ["fetch"], queue: 1),
+                    Node("link", needs: ["compile"]), Node("fetch", queue: 1),
+                ]
+            ),
+            error: .duplicateStep("fetch")
+        ),
     ]
 }
 
@@ -50,6 +69,7 @@ struct PlanErrorSpecs {
     // by no step?
     // See "Refuse cycles before you enqueue".
     // Covers: C38
+    // Paths: values
     @Test(
         "start() throws the plan's error and neither wires nor enqueues anything",
         arguments: UnsoundPlan.all)
