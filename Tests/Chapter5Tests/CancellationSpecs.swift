@@ -6,8 +6,10 @@ import Testing
 @Suite("A cancelled step releases the steps that need it, and each of them decides", .watched)
 struct CancellationSpecs {
     // BuildStep.main(): what does a step do when a dependency was cancelled, and what do its
-    // own dependents then see? See "When a dependency is cancelled".
+    // own dependents then see? And what of a step on the same queue that does not need the
+    // cancelled one? See "When a dependency is cancelled".
     // Covers: C39
+    // Paths: interference
     @Test(
         "a cancelled required input cancels the step, and the cancellation travels down the chain",
         .preflightCancelledInputs)
@@ -31,6 +33,9 @@ struct CancellationSpecs {
         }
         plan.add(
             BuildStep("toolchain", work: Build.work("toolchain", recorder: recorder)), on: queues[1])
+        // “licenses” shares queue A with “unpack” and waits for “download”, not for “checksum”.
+        let licenses = BuildStep("licenses", work: Build.work("licenses", recorder: recorder))
+        plan.add(licenses, needs: ["download"], on: queues[1])
         let hint = lesson.see("When a dependency is cancelled")
 
         try await launch(plan)
@@ -60,6 +65,26 @@ struct CancellationSpecs {
                 "“\(title)” finished without being cancelled; call cancel() on it so that the steps after it learn too. \(hint)"
             )
         }
+
+        recorder.record(.note("download released"))
+        network.isSuspended = false
+        guard
+            await waitUntil(
+                "“licenses” to finish once “download” was released",
+                hint: "Timeline: \(recorder.timeline)\n\(hint)", { licenses.isFinished })
+        else { return }
+        #expect(
+            recorder.started("licenses") && !licenses.isCancelled,
+            """
+            “licenses” needs only “download” and shares queue A with “unpack”; it should run once \
+            “download” is done, but it \(licenses.isCancelled ? "was cancelled" : "did not run").
+            A step with a cancelled input cancels itself (cancel() on the step), not its queue: \
+            cancelAllOperations() also cancels every step on that queue that never needed the \
+            cancelled one, this plan's or another's.
+            Timeline: \(recorder.timeline)
+            \(hint)
+            """
+        )
     }
 
     // BuildStep.main() with the policy .runWithout: which dependencies feed the step? One was

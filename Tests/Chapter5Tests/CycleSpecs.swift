@@ -51,6 +51,20 @@ struct CyclicShape: Sendable, CustomTestStringConvertible {
             ),
             cycle: ["a", "b", "c", "d"]
         ),
+        // A loop longer than any other here: a search that stops after a few steps, or a report
+        // cut to a few titles, misses it.
+        CyclicShape(
+            shape: Shape(
+                name: "a loop of seven, each step on the other queue from the one it needs",
+                nodes: [
+                    Node("configure", needs: ["generate"]), Node("generate", needs: ["compile"], queue: 1),
+                    Node("compile", needs: ["link"]), Node("link", needs: ["sign"], queue: 1),
+                    Node("sign", needs: ["package"]), Node("package", needs: ["verify"], queue: 1),
+                    Node("verify", needs: ["configure"]),
+                ]
+            ),
+            cycle: ["configure", "generate", "compile", "link", "sign", "package", "verify"]
+        ),
         // Listed dependents first, the search meets “package” and “compile” on its way into the
         // loop: they lead to it but are not part of it.
         CyclicShape(
@@ -83,6 +97,7 @@ struct CycleSpecs {
     // BuildPlan.start(): what does it check before its first addDependency or addOperation?
     // A step may need itself. See "Refuse cycles before you enqueue".
     // Covers: C38
+    // Paths: values
     @Test(
         "start() throws an error naming the steps of the cycle and enqueues nothing",
         .preflightCycles, arguments: CyclicShape.all)

@@ -41,6 +41,25 @@ struct UnsoundPlan: Sendable, CustomTestStringConvertible {
             ),
             error: .unknownStep("compile", neededBy: "link")
         ),
+        // The missing title comes first among the needs, and the repeated title is listed far
+        // from its twin: a check of the last need only, or of neighbours only, misses them.
+        UnsoundPlan(
+            shape: Shape(
+                name: "“test” needs a “lint” the plan does not hold, before a “fetch” it does",
+                nodes: [Node("fetch"), Node("test", needs: ["lint", "fetch"], queue: 1)]
+            ),
+            error: .unknownStep("lint", neededBy: "test")
+        ),
+        UnsoundPlan(
+            shape: Shape(
+                name: "two steps called “fetch”, listed apart",
+                nodes: [
+                    Node("fetch"), Node("compile", needs: ["fetch"], queue: 1),
+                    Node("link", needs: ["compile"]), Node("fetch", queue: 1),
+                ]
+            ),
+            error: .duplicateStep("fetch")
+        ),
     ]
 }
 
@@ -50,6 +69,7 @@ struct PlanErrorSpecs {
     // by no step?
     // See "Refuse cycles before you enqueue".
     // Covers: C38
+    // Paths: values
     @Test(
         "start() throws the plan's error and neither wires nor enqueues anything",
         arguments: UnsoundPlan.all)
@@ -58,7 +78,8 @@ struct PlanErrorSpecs {
         let build = Build(example.shape, recorder: recorder)
         let hint = lesson.see("Refuse cycles before you enqueue")
 
-        guard let outcome = await attempt(build.plan) else { return }
+        // No plan here can deadlock start(): give a busy machine the standard bound.
+        guard let outcome = await attempt(build.plan, timeout: Bound.standard) else { return }
         let enqueued = build.queues.flatMap(\.handoffs).map(\.title)
         let thrown: BuildError? =
             switch outcome {
