@@ -36,11 +36,12 @@ struct TwoThumbnails {
         defer { loader.endSpec(keepingAlive: a, b) }
         a.start()
         b.start()
-        guard await eventually({ loader.isWaiting("fetch a") && loader.isWaiting("fetch b") }) else {
+        guard await comesTrue(within: Bound.standard, { loader.isWaiting("fetch a") && loader.isWaiting("fetch b") })
+        else {
             LastWords.fail(scenario, "The fetches of a and b did not both begin. \(loader.trace.timeline)")
         }
         a.cancel()
-        guard await eventually({ a.isFinished }) else {
+        guard await comesTrue(within: Bound.standard, { a.isFinished }) else {
             LastWords.fail(scenario, "a, cancelled while its fetch waited, never finished. \(loader.trace.timeline)")
         }
         let bTouched = loader.trace.contains("fetch b saw cancellation") || b.isFinished
@@ -55,7 +56,7 @@ struct TwoThumbnails {
         }
         loader.resume("fetch b")
         loader.resume("resize b")
-        guard await eventually({ b.isFinished }) else {
+        guard await comesTrue(within: Bound.standard, { b.isFinished }) else {
             LastWords.fail(scenario, "b never finished once its fetch and resize returned. \(loader.trace.timeline)")
         }
         guard (try? b.result?.get()) == Thumbnail(name: "b", width: thumbnailWidth), isCancellation(a.result) else {
@@ -71,7 +72,7 @@ struct TwoThumbnails {
         let c = ThumbnailOperation(imageName: "c", width: thumbnailWidth, loader: loader)
         defer { withExtendedLifetime(c) {} }
         c.start()
-        guard await eventually({ loader.isWaiting("fetch c") }) else {
+        guard await comesTrue(within: Bound.standard, { loader.isWaiting("fetch c") }) else {
             LastWords.fail(
                 scenario,
                 """
@@ -80,15 +81,5 @@ struct TwoThumbnails {
                 operation shares, and that nothing resets, retires every later operation.
                 """)
         }
-    }
-
-    /// Waits up to `Bound.standard` for `condition`, without recording an issue.
-    private static func eventually(_ condition: () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + Bound.standard
-        while !condition() {
-            if ContinuousClock.now >= deadline { return false }
-            try? await Task.sleep(for: .milliseconds(1))
-        }
-        return true
     }
 }
