@@ -16,6 +16,11 @@ enum Chapter4Bound {
 
     /// How long a child process watches for a forbidden `start()` that correct code never makes.
     static let quietPeriod: Duration = Bound.scaled(.milliseconds(100))
+
+    /// How many windows a spec that counts timer fires measures before it gives up finding one
+    /// in which timers kept pace: on a machine that busy, it cannot tell a fast timer from a
+    /// right one, and passes.
+    static let paceWindows = 6
 }
 
 /// A non-concurrent operation that counts how often it is started and run, and on which thread.
@@ -161,5 +166,34 @@ final class ConcurrentProbe: Operation, @unchecked Sendable {  // its state live
         state.withValue { $0 = (executing: false, finished: true) }
         didChangeValue(forKey: "isExecuting")
         didChangeValue(forKey: "isFinished")
+    }
+}
+
+/// A one-millisecond timer of the spec's own, which tells whether timers kept pace in a window.
+///
+/// On a busy machine a timer fires late, never early, and a starved 1 ms timer fires no more
+/// often than a 2 ms one: a window in which this one fell behind cannot tell the two apart.
+final class PaceTicker: @unchecked Sendable {  // `timer` is set once in init; `ticks` is Protected
+    private let ticks = Protected(0)
+    private let timer: any DispatchSourceTimer
+
+    /// Starts ticking once a millisecond on a queue of its own.
+    init() {
+        timer = DispatchSource.makeTimerSource(
+            queue: DispatchQueue(label: "OperationKata.Chapter4Tests.PaceTicker"))
+        let ticks = ticks
+        timer.setEventHandler { ticks.withValue { $0 += 1 } }
+        timer.schedule(deadline: .now(), repeating: .milliseconds(1), leeway: .nanoseconds(0))
+        timer.resume()
+    }
+
+    deinit { timer.cancel() }
+
+    /// How many times it has fired.
+    var count: Int { ticks.value }
+
+    /// Whether it fired at least `share` of the times it was due in `elapsed`, from `start` on.
+    func keptPace(since start: Int, over elapsed: Duration, share: Double = 0.7) -> Bool {
+        Double(count - start) >= share * (elapsed / .milliseconds(1))
     }
 }
