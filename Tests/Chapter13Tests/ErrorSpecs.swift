@@ -187,10 +187,11 @@ struct ErrorSpecs {
         // The failed copy hands its slot to the copy waiting for it; whether that copy looks at
         // the mark before the failed one sets it, and whose error reaches the loop first, is
         // decided by the scheduler between two lines of the importer's own code, where no
-        // collaborator of the spec's runs: the rounds repeat. A failure marked after its slot was
-        // handed on, and a skipped copy that throws CancellationError, were each caught in 15 to
-        // 70 rounds of 200 (measured on Linux with the machine busy).
-        let rounds = Int(40 * Bound.scale)
+        // collaborator of the spec's runs: the rounds repeat, each with all but one of the pool's
+        // threads held, so that the copy handed the slot more often runs first. A failure marked
+        // after its slot was handed on was caught within 4 to 24 rounds, 11 on average, in 12
+        // runs four at a time (8 to 83 without the hold; measured on Linux, 2 cores, load 25-29).
+        let rounds = Int(80 * Bound.scale)
         for round in 1...rounds {
             let card = Card(holding: ["x", "y"])
             defer { card.releaseAll() }
@@ -203,12 +204,14 @@ struct ErrorSpecs {
             let (failing, other) = card.began[0] == "x" ? ("x", "y") : ("y", "x")
             // The other copy gets in line for the slot.
             _ = await comesTrue(within: Bound.scaled(.milliseconds(2))) { card.saw("\(other) began") }
+            // With one thread left, the copy handed the slot runs before the failed copy goes on.
+            let hold = await PoolHold()
             card.fail(failing)
-            guard
-                await waitUntil(
-                    "round \(round)'s import to end once \(failing) failed", timeout: patience,
-                    hint: "The card saw \(card.events.timeline). \(hint)", { running.result != nil })
-            else { return }
+            let ended = await waitUntil(
+                "round \(round)'s import to end once \(failing) failed", timeout: patience,
+                hint: "The card saw \(card.events.timeline). \(hint)", { running.result != nil })
+            hold.release()
+            guard ended else { return }
             guard !card.saw("\(other) began"), running.ending == "threw “\(failing) cannot be read”" else {
                 Issue.record(
                     """

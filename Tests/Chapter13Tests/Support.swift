@@ -210,3 +210,35 @@ func storage(of photos: [Photo]) -> AnyObject {
     precondition(!photos.isEmpty, "an empty array has no storage of its own")
     return unsafeBitCast(photos, to: AnyObject.self)
 }
+
+/// Keeps all but one of the cooperative pool's threads waiting, so that the jobs made runnable
+/// meanwhile run one at a time, in the order they became runnable.
+///
+/// Used in exit tests only: a process of the spec's own, whose pool nothing else needs. Each
+/// waiting thread gives up on its own after `limit`, so a spec that never calls `release()`
+/// holds nothing for long.
+final class PoolHold: Sendable {
+    private let released = DispatchSemaphore(value: 0)
+    private let holding = Protected(0)
+    private let count = max(0, ProcessInfo.processInfo.activeProcessorCount - 1)
+
+    /// Starts holding; returns once every thread it takes is waiting, or after `limit`.
+    init(limit: Duration = Bound.standard) async {
+        for _ in 0..<count {
+            Task.detached { [released, holding] in
+                holding.withValue { $0 += 1 }
+                Self.wait(on: released, for: limit)
+            }
+        }
+        _ = await comesTrue(within: limit) { holding.value == count }
+    }
+
+    /// Lets every held thread go.
+    func release() {
+        for _ in 0..<count { released.signal() }
+    }
+
+    private static func wait(on semaphore: DispatchSemaphore, for limit: Duration) {
+        _ = semaphore.wait(timeout: .now() + .nanoseconds(Int(limit / .nanoseconds(1))))
+    }
+}
