@@ -18,10 +18,13 @@ struct ConfigurationSpecs {
         let shop = PrintShop(press: press)
         let log = Recorder<String>()
         let paper = Delivery("paper arrived", into: log)
+        // A second carton from the same supplier: a prerequisite's name is no identity.
+        let morePaper = Delivery("paper arrived", into: log)
         let ink = Delivery("ink arrived", into: log)
+        let supplies = [paper, morePaper, ink]
         let title = "\(urgency) leaflets"
         shop.pause()
-        let job = shop.submit(title, urgency: urgency, after: [paper.operation, ink.operation]) {
+        let job = shop.submit(title, urgency: urgency, after: supplies.map(\.operation)) {
             log.record(title)
         }
 
@@ -46,22 +49,23 @@ struct ConfigurationSpecs {
                 \(lesson.see("Configure before you enqueue"))
                 """
             )
+            let held = supplies.filter { handOff.dependsOn($0.operation) }.count
             #expect(
-                Set(handOff.dependencies).isSuperset(of: ["paper arrived", "ink arrived"]),
+                held == supplies.count,
                 """
                 When the press received the \(urgency) job it depended on \
-                \(handOff.dependencies.isEmpty ? "nothing" : handOff.dependencies.joined(separator: ", ")); \
-                it should already depend on both its prerequisites, the paper and the ink. On a \
-                running press a job that is ready when it arrives can start before a dependency \
-                added afterwards.
+                \(handOff.dependencies.isEmpty ? "nothing" : handOff.dependencies.joined(separator: ", ")) \
+                (\(held) of its \(supplies.count) prerequisites); it should already depend on every \
+                one: two cartons of paper, both named "paper arrived", and the ink. Each prerequisite \
+                is its own operation, whatever its name. On a running press a job that is ready \
+                when it arrives can start before a dependency added afterwards.
                 \(lesson.see("Configure before you enqueue"))
                 """
             )
         }
 
         shop.resume()
-        paper.arrive()
-        ink.arrive()
+        supplies.forEach { $0.arrive() }
         await waitUntil(
             "the \(urgency) leaflets to print once the paper and the ink arrived",
             givingUpWhen: { job.isFinished ? "the job finished without printing" : nil }
@@ -70,13 +74,15 @@ struct ConfigurationSpecs {
 
     // A job already on the press belongs to the queue: PrintShop.submit may read a prerequisite,
     // never change its queuePriority or qualityOfService, whether it is less urgent than the new
-    // job or more.
-    // Covers: C48, C46
-    // Paths: values
+    // job or more, and whatever the new job's urgency. The press's own quality of service is not
+    // the job's either: set on the queue, it reaches every job the press runs.
+    // Covers: C48, C46, C49
+    // Paths: values, interference
     @Test(
-        "submitting a job leaves the priority and quality of service of each prerequisite, less urgent or more, as they were"
+        "submitting a job of any urgency leaves each prerequisite's priority and quality of service, and the press's, as they were",
+        arguments: Urgency.allCases
     )
-    func prerequisitesKeepTheirPriority() async {
+    func prerequisitesKeepTheirPriority(_ urgency: Urgency) async {
         let shop = PrintShop()
         let log = Recorder<String>()
         shop.pause()
@@ -84,7 +90,20 @@ struct ConfigurationSpecs {
         let cards = shop.submit("express cards", urgency: .express) { log.record("express cards") }
         let prerequisites = [(title: "bulk proof", job: proof), (title: "express cards", job: cards)]
         let before = prerequisites.map { (priority: $0.job.queuePriority, quality: $0.job.qualityOfService) }
-        shop.submit("final run", urgency: .standard, after: [proof, cards]) { log.record("final run") }
+        let pressClass = shop.press.qualityOfService
+        shop.submit("final run", urgency: urgency, after: [proof, cards]) { log.record("final run") }
+
+        #expect(
+            shop.press.qualityOfService == pressClass,
+            """
+            Submitting the \(urgency) final run changed the press's own quality of service from \
+            \(spelled(pressClass)) to \(spelled(shop.press.qualityOfService)). A queue's class \
+            reaches every job it runs (on Linux it sets the priority of the threads that print \
+            them all), so one job's class would slow down or speed up the others. Quality of \
+            service is the job's own setting: give it to the job, never to the press.
+            \(lesson.see("Quality of service, not thread priority"))
+            """
+        )
 
         for (prerequisite, was) in zip(prerequisites, before) {
             let now = (priority: prerequisite.job.queuePriority, quality: prerequisite.job.qualityOfService)
@@ -93,7 +112,7 @@ struct ConfigurationSpecs {
                 """
                 The \(prerequisite.title) was already on the press with queue priority \
                 \(spelled(was.priority)) and quality of service \(spelled(was.quality)); \
-                submitting the standard final run after it changed them to \(spelled(now.priority)) \
+                submitting the \(urgency) final run after it changed them to \(spelled(now.priority)) \
                 and \(spelled(now.quality)). Once queued, an operation's settings may no longer \
                 count, and they rank it against every other job: order the final run with a \
                 dependency and leave its prerequisites alone, more urgent or less.

@@ -126,6 +126,75 @@ struct DependencySpecs {
     }
 }
 
+@Suite("A paused press holds back only its own jobs and those that depend on them", .watched)
+struct PausedShopSpecs {
+    // Two shops, each on its own press. Look at what PrintShop.pause() and resume() reach (this
+    // shop's press only, or every press through a static list or a shared queue?) and at what
+    // submit does with a prerequisite from the other shop.
+    // Covers: C45, C46
+    // Paths: interference
+    @Test("pausing one shop holds back the binding that depends on its pages, and nothing else in the bindery")
+    func pauseStaysInItsShop() async {
+        // In a process of its own: a list every shop shares would otherwise be paused and resumed
+        // by the specs running beside this one, and decide its verdict.
+        LastWords.forget(PausedShopSpecs.scenario)
+        let outcome = await #expect(
+            processExitsWith: .success,
+            """
+            The child process that paused one of two shops stopped before it could judge.
+            \(lesson.see("Priorities stay inside one queue"))
+            """
+        ) {
+            await PausedShopSpecs.bindBesidePausedShop()
+        }
+        LastWords.explain(PausedShopSpecs.scenario, outcome)
+    }
+
+    static let scenario = "chapter6-paused-shop"
+
+    /// Pauses the print shop with the pages on its press, then hands the bindery, a second shop,
+    /// the binding (after the pages) and a ready sweep. Runs in an exit test, beside no other spec.
+    static func bindBesidePausedShop() async {
+        let printShop = PrintShop()
+        let bindery = PrintShop()
+        let log = Recorder<String>()
+        printShop.pause()
+        let pages = printShop.submit("print the pages", urgency: .rush) { log.record("print the pages") }
+        bindery.submit("bind the book", urgency: .bulk, after: [pages]) { log.record("bind the book") }
+        bindery.submit("sweep the bindery", urgency: .bulk) { log.record("sweep the bindery") }
+        let swept = await comesTrue(within: Bound.standard) { log.contains("sweep the bindery") }
+        let early = log.all
+        printShop.resume()
+        guard swept else {
+            LastWords.fail(
+                scenario,
+                """
+                With the print shop paused, the bindery, a shop with a press of its own, never \
+                printed its ready sweep (the shops did \(log.timeline)). A pause belongs to one \
+                shop: suspend this shop's press only, never every press through a list or a \
+                static that all shops share.
+                \(lesson.see("Priorities stay inside one queue"))
+                """
+            )
+        }
+        _ = await comesTrue(within: Bound.standard) { log.contains("bind the book") }
+        let expected = ["sweep the bindery", "print the pages", "bind the book"]
+        if early != ["sweep the bindery"] || log.all != expected {
+            LastWords.fail(
+                scenario,
+                """
+                While the print shop was paused the shops did \(early.isEmpty ? "nothing" : early.joined(separator: " → ")); \
+                in all they did \(log.timeline). Expected \(expected.joined(separator: " → ")): the \
+                bindery sweeps at once, since the pause holds back only the print shop's own press, \
+                and binds only after the pages, since the binding depends on them across the two \
+                queues.
+                \(lesson.see("Priorities stay inside one queue"))
+                """
+            )
+        }
+    }
+}
+
 /// The running-press scenario, run in a child process: a rush job handed to an idle, running
 /// press before its paper arrived, then a ready bulk job.
 enum RunningPress {

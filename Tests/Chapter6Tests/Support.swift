@@ -170,6 +170,13 @@ final class WatchedPress: OperationQueue, @unchecked Sendable {  // adds only a 
         let quality: String
         /// The names of the operations the job already depended on.
         let dependencies: [String]
+        /// The same operations by identity, since names may repeat; compared while the spec keeps them alive.
+        let dependencyIDs: [ObjectIdentifier]
+
+        /// Whether the job already depended on `operation` when the press received it.
+        func dependsOn(_ operation: Operation) -> Bool {
+            dependencyIDs.contains(ObjectIdentifier(operation))
+        }
     }
 
     /// Every hand-off, in the order they happened.
@@ -196,7 +203,8 @@ final class WatchedPress: OperationQueue, @unchecked Sendable {  // adds only a 
                 title: op.name ?? "(unnamed)",
                 priority: spelled(op.queuePriority),
                 quality: spelled(op.qualityOfService),
-                dependencies: op.dependencies.map { $0.name ?? "(unnamed)" }
+                dependencies: op.dependencies.map { $0.name ?? "(unnamed)" },
+                dependencyIDs: op.dependencies.map(ObjectIdentifier.init)
             )
         )
     }
