@@ -12,7 +12,7 @@ extension Chapter12Specs {
         // Covers: C89, C50, C61
         // Paths: reuse
         @Test(
-            "leaving the screen cancels a running fetch, drops a waiting one, frees the slot, and a row that comes back gets its image"
+            "leaving the screen cancels a running fetch, drops a waiting one, frees the slot, and a row that comes back, prefetched, gets its image"
         )
         func rowLeavingCancelsItsFetch() async {
             let widths = StageWidths(fetches: 1, decodes: 1, resizes: 1)
@@ -60,12 +60,14 @@ extension Chapter12Specs {
                 the list got \(list.deliveries.timeline) and the studio saw \(studio.events.timeline).
                 \(hint)
                 """)
-            // Row 0 scrolls back into view, and the list view asks for its image again.
+            // Row 0 is about to scroll back, and the list view prefetches its image again: a
+            // request like any other, whether on screen or prefetched.
             studio.release("running")
-            await list.show("running", in: 0)
+            await list.show("running", in: 0, visible: false)
             guard
                 await waitUntil(
-                    "row 0, back on screen and asked for again, to get its thumbnail", timeout: patience,
+                    "row 0, about to come back and asked for again (prefetched), to get its thumbnail",
+                    timeout: patience,
                     hint: """
                         The studio saw \(studio.events.timeline). Whatever the pipeline remembers of a row \
                         that left belongs to the request that left, not to the row: a new request for it \
@@ -79,8 +81,10 @@ extension Chapter12Specs {
             #expect(
                 list.deliveries(to: 0).map(\.description) == [back],
                 """
-                Row 0 left the screen and came back; expected only its new request to be answered, once, \
-                with running's thumbnail, but the list got \(list.deliveries(to: 0).map(\.description)).
+                Row 0 left the screen and was asked for again, prefetched, as it came back; expected \
+                only its new request to be answered, once, with running's thumbnail, but the list got \
+                \(list.deliveries(to: 0).map(\.description)). Whatever marks a request as gone \
+                belongs to that request, not to the row, whichever way the row is asked for again.
                 \(hint)
                 """)
         }

@@ -59,6 +59,63 @@ extension Chapter12Specs {
                 """)
         }
 
+        // Once rows were answered after a raise and after an error, what in `ImagePipeline` still
+        // holds the fetch a raise replaced, or the request that failed (and through either, the
+        // pipeline itself)? Lesson: "Nothing kept", "Visible rows first" and "Errors end the row".
+        // Covers: C93, C87, C88
+        // Paths: memory, collaborators
+        @Test(
+            "rows answered after a raise or an error leave nothing once the list lets go of the pipeline, not even the fetch the raise replaced",
+            .preflightScrolling)
+        func raisedAndFailedRowsKeepNothing() async {
+            let widths = StageWidths(fetches: 1, decodes: 1, resizes: 1)
+            let studio = Studio(holdingFetchesOf: ["first"], failing: ["broken": .fetch], widths: widths)
+            defer { studio.releaseAll() }
+            guard let fetcher = await Self.rowsRaisedAndFailed(studio, widths: widths) else { return }
+            // The list and the pipeline are gone now; every fetch operation held the fetcher.
+            let fetchesFreed = await comesTrue(within: patience) { fetcher.value == nil }
+            #expect(
+                fetchesFreed,
+                """
+                Row 7 was prefetched, then scrolled into view while its fetch waited, row 8's fetch \
+                failed, every row was answered, and the list let go of the pipeline; yet \
+                \(patience.seconds) s later the fetcher the pipeline was given was still in memory, so \
+                something still holds a fetch operation (each holds its fetcher) or the pipeline \
+                itself: most often a list of the stages a raise replaced, or a failed request left in \
+                the pipeline's table, whose stage or request leads back to the pipeline. A replaced \
+                stage and an answered request are let go like any other.
+                \(lesson.see("Nothing kept"))
+                """)
+        }
+
+        /// Shows row 0 (its download held), row 7 (prefetched, then scrolled into view while its
+        /// fetch waits) and row 8 (prefetched; its fetch fails), lets every row be answered, and
+        /// returns a weak reference to the fetcher the pipeline was given, or nil (with an issue
+        /// recorded) if the rows were not answered.
+        private static func rowsRaisedAndFailed(
+            _ studio: Studio, widths: StageWidths
+        ) async -> WeakReference<FetcherOfTheStudio>? {
+            let own = FetcherOfTheStudio(studio)
+            let list = ListView(ImagePipeline(fetcher: own, decoder: studio, resizer: studio, widths: widths))
+            await list.show("first", in: 0)
+            guard await waitUntil("the fetch of row 0 to begin", { studio.saw("first fetch began") }) else {
+                return nil
+            }
+            await list.show("soon", in: 7, visible: false)
+            await list.show("broken", in: 8, visible: false)
+            await list.scrollIntoView(7)
+            studio.release("first")
+            guard
+                await waitUntil(
+                    "rows 0, 7 and 8 to be answered", timeout: patience,
+                    hint: "The list got \(list.deliveries.timeline); the studio saw \(studio.events.timeline).",
+                    { list.deliveries.count == 3 })
+            else { return nil }
+            _ = await comesTrue(within: window) { studio.running(.fetch).isEmpty && list.deliveries.count == 3 }
+            await MainQueue.drain()
+            return WeakReference(own)
+        }
+
         /// Shows rows 0 (its download held) and 1 (waiting for the fetch slot), and sends both away;
         /// returns a weak reference to the fetcher the pipeline was given once the callbacks were let
         /// go and the download ended, or nil (with an issue recorded) if they were not.

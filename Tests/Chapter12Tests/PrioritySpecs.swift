@@ -21,9 +21,14 @@ extension Chapter12Specs {
             return (studio, list)
         }
 
-        /// Ends the fetch in the first of `slots` busy slots and returns the next one to begin,
-        /// failing fast if one of `waiting` began while every slot was busy.
-        private func nextFetch(after studio: Studio, slots busy: Int = 1, waiting: [String]) async -> String? {
+        /// Ends the fetch of `held` in the first of `slots` busy slots and returns the next one to
+        /// begin after the `begun` fetches so far (one per slot unless said), failing fast if one of
+        /// `waiting` began while every slot was busy.
+        private func nextFetch(
+            after studio: Studio, releasing held: String = "first", slots busy: Int = 1, begun: Int? = nil,
+            waiting: [String]
+        ) async -> String? {
+            let begun = begun ?? busy
             let startedEarly = await comesTrue(within: window) {
                 studio.began(.fetch).contains(where: waiting.contains)
             }
@@ -38,33 +43,78 @@ extension Chapter12Specs {
                     """)
                 return nil
             }
-            studio.release("first")
+            studio.release(held)
             guard
                 await waitUntil(
                     "another fetch to begin once row 0's ended", hint: lesson.see("Visible rows first"),
-                    { studio.began(.fetch).count > busy })
+                    { studio.began(.fetch).count > begun })
             else { return nil }
-            return studio.began(.fetch)[busy]
+            return studio.began(.fetch)[begun]
         }
 
         // Look at how `ImagePipeline.request` ranks a row on screen against one being prefetched,
         // and when it does so. Lesson: "Visible rows first" and Chapter 6.
         // Covers: C87, C43, C48
-        @Test("when rows wait for a fetch, a row on screen starts before rows being prefetched")
+        // Paths: values
+        @Test(
+            "when rows wait for a fetch, a row on screen starts before rows being prefetched, wherever it sits in the list"
+        )
         func visibleRowsStartBeforePrefetchedRows() async {
             guard let (studio, list) = await busyPipeline() else { return }
             defer { studio.releaseAll() }
-            await list.show("soon1", in: 5, visible: false)
-            await list.show("soon2", in: 6, visible: false)
-            await list.show("now", in: 1, visible: true)
+            // The prefetched rows sit above the row on screen: only `visible` tells them apart.
+            await list.show("soon1", in: 2, visible: false)
+            await list.show("soon2", in: 3, visible: false)
+            await list.show("now", in: 40, visible: true)
             guard let next = await nextFetch(after: studio, waiting: ["soon1", "soon2", "now"]) else { return }
             #expect(
                 next == "now",
                 """
-                Rows 5 and 6 were being prefetched and row 1 was on screen, all waiting for the fetch \
-                slot; expected row 1's fetch (now) to begin next, but \(next)'s did. The user looks at \
-                row 1.
+                Rows 2 and 3 were being prefetched and row 40 was on screen, all waiting for the fetch \
+                slot; expected row 40's fetch (now) to begin next, but \(next)'s did. The user looks at \
+                row 40: whether a row is on screen is what `visible` says, not where it sits in the list.
                 \(lesson.see("Visible rows first"))
+                """)
+        }
+
+        // Look at what `ImagePipeline.rowBecameVisible(_:)` remembers once the row it raised got
+        // its thumbnail: the request it raised, or the row number, for good? Lesson: "Visible rows
+        // first".
+        // Covers: C87, C48
+        // Paths: reuse
+        @Test(
+            "a row raised once, then asked for again as prefetched, waits behind a row on screen like any prefetched row",
+            .preflightScrolling)
+        func raiseBelongsToItsRequest() async {
+            guard let (studio, list) = await busyPipeline() else { return }
+            defer { studio.releaseAll() }
+            await list.show("soon", in: 5, visible: false)
+            await list.scrollIntoView(5)
+            studio.release("first")
+            studio.release("soon")
+            let hint = lesson.see("Visible rows first")
+            guard
+                await waitUntil(
+                    "row 5, raised while its fetch waited, to get its thumbnail", hint: hint,
+                    { list.deliveries(to: 5).count == 1 })
+            else { return }
+            // Later the fetch slot is busy again; row 5 is prefetched again, then row 1 is asked on screen.
+            await list.show("block", in: 0)
+            guard await waitUntil("the fetch of block to begin", { studio.saw("block fetch began") }) else { return }
+            await list.show("again", in: 5, visible: false)
+            await list.show("now", in: 1, visible: true)
+            guard let next = await nextFetch(after: studio, releasing: "block", begun: 3, waiting: ["again", "now"])
+            else { return }
+            #expect(
+                next == "now",
+                """
+                Row 5 was raised once and got its thumbnail; later it was asked for again, only \
+                prefetched, and then row 1 was asked for on screen, both waiting for the fetch slot. \
+                Expected row 1's fetch (now) to begin next, but \(next)'s did: the pipeline still \
+                ranked row 5 as on screen. Being on screen belongs to a request, as \
+                `request(row:url:visible:deliver:)` and `rowBecameVisible(_:)` say it, not to the row \
+                number for good.
+                \(hint)
                 """)
         }
 

@@ -13,13 +13,14 @@ extension Chapter12Specs {
         // Paths: values
         @Test(
             "no more fetches run at once than the fetch width, and the next starts when one ends",
-            arguments: [1, 3])
+            arguments: [1, 3, 5])
         func fetchesStayWithinTheirWidth(_ width: Int) async {
             let widths = StageWidths(fetches: width, decodes: 2, resizes: 2)
             let studio = Studio(holding: [.fetch], widths: widths)
             defer { studio.releaseAll() }
             let list = ListView(ImagePipeline(fetcher: studio, decoder: studio, resizer: studio, widths: widths))
-            let images = ["a", "b", "c", "d", "e"]
+            // One more row than the widest case, so that one always waits for a slot.
+            let images = ["a", "b", "c", "d", "e", "f"]
             for (row, image) in images.enumerated() { await list.show(image, in: row) }
             let tooMany = {
                 studio.peak(.fetch) > width
