@@ -48,40 +48,57 @@ struct WaitingSpecs {
             """
         )
 
-        // Two more photos arrive during the wait: IMG_0002 takes the second place, IMG_0003 waits
-        // for one (width 2).
         guard
-            let late = await returning(
+            let second = await returning(
                 "add(_:) while another thread waits in waitForAll()", section: "Waiting for a queue to empty",
-                suspect: " (a lock that waitForAll() holds while it waits?)",
-                { ["IMG_0002", "IMG_0003"].map { importer.add($0) } }
+                suspect: " (a lock that waitForAll() holds while it waits?)", { importer.add("IMG_0002") }
             )
         else { return source.completeAll() }
         await waitUntil("the second photo to start copying") { source.hasStarted("IMG_0002") }
-        // Both copies end while the queue's next start is held: for a moment no copy runs, and
-        // IMG_0003 still waits in the queue.
-        queue.holdStarts()
         source.complete("IMG_0001")
-        source.complete("IMG_0002")
-        await waitUntil("the first two photos to finish") { first.isFinished && late[0].isFinished }
-        // A wait that covers only what it saw, or only the copies running, wakes up now.
+        await waitUntil("the first photo to finish") { first.isFinished }
+        // A wait that covers only what it saw wakes up as soon as IMG_0001 finishes.
         let returnedEarly = await comesTrue(within: Bound.scaled(.milliseconds(150))) { returned.value }
-        queue.releaseStarts()
         #expect(
             !returnedEarly,
             """
-            waitForAll() returned while IMG_0003, added by another thread during the wait, had not \
-            been imported: it was waiting for its place in the queue, and no copy ran at that \
-            moment. Waiting on the operations that were there when the wait began (or on a barrier \
-            placed then) misses late arrivals, and waiting for the copies running now misses \
-            imports that wait for a place; waitUntilAllOperationsAreFinished() waits until the \
-            queue is empty.
+            waitForAll() returned while IMG_0002, added by another thread during the wait, had not \
+            been imported. Waiting on the operations that were there when the wait began (or on \
+            a barrier placed then) misses late arrivals; waitUntilAllOperationsAreFinished() waits \
+            until the queue is empty.
             \(lesson.see("Waiting for a queue to empty"))
             """
         )
 
+        // Two more arrive: IMG_0003 takes the free place, IMG_0004 waits for one (width 2).
+        guard
+            let late = await returning(
+                "add(_:) of two more photos while another thread waits in waitForAll()",
+                section: "Waiting for a queue to empty", { ["IMG_0003", "IMG_0004"].map { importer.add($0) } })
+        else { return source.completeAll() }
         await waitUntil("the third photo to start copying") { source.hasStarted("IMG_0003") }
+        // Both copies end while the queue's next start is held: for a moment no copy runs, and
+        // IMG_0004 still waits in the queue.
+        queue.holdStarts()
+        source.complete("IMG_0002")
         source.complete("IMG_0003")
+        await waitUntil("the second and third photos to finish") { second.isFinished && late[0].isFinished }
+        // A wait for the copies running now wakes up here.
+        let returnedIdle = await comesTrue(within: Bound.scaled(.milliseconds(150))) { returned.value }
+        queue.releaseStarts()
+        #expect(
+            !returnedIdle,
+            """
+            waitForAll() returned while IMG_0004, added during the wait, was still waiting for its \
+            place in the queue, at a moment when no copy ran. Waiting for the copies running now \
+            (a count of them, or the imports executing) misses imports that wait for a place; \
+            waitUntilAllOperationsAreFinished() waits until the queue is empty.
+            \(lesson.see("Waiting for a queue to empty"))
+            """
+        )
+
+        await waitUntil("the fourth photo to start copying") { source.hasStarted("IMG_0004") }
+        source.complete("IMG_0004")
         await waitUntil(
             "waitForAll() to return once every photo was imported",
             hint: lesson.see("Waiting for a queue to empty")
