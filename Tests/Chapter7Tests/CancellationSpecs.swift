@@ -423,4 +423,131 @@ struct CancellationSpecs {
         await second.expectDoneOnce("for an import that ran to its end")
         queue.letGo()
     }
+
+    // A new import may begin while a cancelled one still has copies running. Look at what the
+    // mark cancelAll leaves belongs to: one importAll call, or the importer, which the next
+    // importAll may clear before the cancelled call's feeder has looked at it.
+    // Covers: C51, C57
+    // Paths: reuse
+    @Test("an importAll begun right after cancelAll(), while the cancelled batch still copies, does not revive it")
+    func importAllRightAfterCancelAll() async {
+        let source = HeldSource()
+        let queue = WatchedQueue()
+        let importer = PhotoImporter(source: source, width: 2, queue: queue)
+        let names = photos(4)
+        let later = photos(2, from: 11)
+        let first = ImportAllCall(importer, names, batchSize: 2)
+        defer { source.completeAll() }
+        await waitUntil("the first batch to start copying") { source.started.count >= 2 }
+        guard
+            await returning(
+                "cancelAll()", section: "Cancelling is the only way out of a queue", { importer.cancelAll() }) != nil
+        else { return }
+        // A new import begins before the cancelled batch's copies have returned.
+        let second = ImportAllCall(importer, later, batchSize: 2)
+        await waitUntil("the new importAll to hand over its first batch") {
+            queue.handOffs.all.contains { $0.photo == later[0] }
+        }
+        await waitUntil(
+            "both importAll calls to call done",
+            hint: lesson.see("Cancelling is the only way out of a queue"),
+            givingUpWhen: {
+                importer.queue.isSuspended ? "the queue is suspended, so the cancelled imports cannot finish" : nil
+            }
+        ) {
+            source.completeAll()
+            return first.done.value && second.done.value
+        }
+        let revived = names.dropFirst(2).filter(source.hasStarted)
+        #expect(
+            revived.isEmpty,
+            """
+            importAll was cancelled during its first batch, and a new importAll began before that \
+            batch's copies returned; the cancelled call then went on with \
+            \(revived.joined(separator: ", ")). The new import cleared the mark the cancelled \
+            feeder had not looked at yet. The mark belongs to the call it stopped (or count the \
+            cancels, and let each call compare with the count when it began): a new import never \
+            undoes an earlier cancel.
+            \(lesson.see("Cancelling is the only way out of a queue"))
+            """
+        )
+        #expect(
+            later.allSatisfy(source.hasStarted),
+            """
+            The importAll that began after cancelAll() should copy its photos; copies started: \
+            \(source.started.joined(separator: ", ")).
+            \(lesson.see("Cancelling is the only way out of a queue"))
+            """
+        )
+        await first.expectDoneOnce("when cancelAll() ended the import")
+        await second.expectDoneOnce("for an import that ran to its end")
+        queue.letGo()
+    }
+
+    // The feeder checks the cancel mark and then hands the next batch over. Look at what holds
+    // a cancelAll() back between those two steps: a cancel that lands between them finds neither
+    // the mark unread nor the batch in the queue.
+    // Covers: C51, C57
+    @Test("a cancelAll() that lands while the feeder hands over its next batch cancels that batch too")
+    func cancelAllDuringAHandOff() async {
+        let source = HeldSource()
+        let queue = WatchedQueue()
+        let importer = PhotoImporter(source: source, width: 2, queue: queue)
+        let names = photos(4)
+        let call = ImportAllCall(importer, names, batchSize: 2)
+        defer { source.completeAll() }
+        await waitUntil("the first batch to start copying") { source.started.count >= 2 }
+
+        // Right before the second batch reaches the queue, another thread cancels everything and
+        // gets a short while to return. A feeder that still holds the lock cancelAll() needs keeps
+        // it waiting; one that checked the mark and let go of the lock lets it through.
+        let cancelReturned = Protected(false)
+        queue.beforeHandingOver.withValue {
+            $0 = { photos in
+                guard photos.contains(names[2]) else { return }
+                queue.beforeHandingOver.withValue { $0 = nil }
+                Thread.detachNewThread {
+                    importer.cancelAll()
+                    cancelReturned.withValue { $0 = true }
+                }
+                _ = settles(within: Bound.scaled(.milliseconds(50))) { cancelReturned.value }
+            }
+        }
+        source.complete(names[0])
+        source.complete(names[1])
+        // No copy of the second batch ends before cancelAll() has returned.
+        guard
+            await waitUntil(
+                "cancelAll(), called while the second batch was handed over, to return",
+                hint: lesson.see("Cancelling is the only way out of a queue"),
+                { cancelReturned.value })
+        else { return }
+        await waitUntil(
+            "importAll to call done once cancelAll() ended the import",
+            hint: lesson.see("Cancelling is the only way out of a queue"),
+            givingUpWhen: {
+                importer.queue.isSuspended ? "the queue is suspended, so the cancelled imports cannot finish" : nil
+            }
+        ) {
+            source.completeAll()
+            return call.done.value
+        }
+        let uncancelled = names.dropFirst(2).compactMap { queue.handedImport($0) }
+            .filter { $0.outcome != .cancelled }
+        let ran = uncancelled.map { "\($0.photo): \($0.outcome)" }.joined(separator: ", ")
+        #expect(
+            uncancelled.isEmpty,
+            """
+            cancelAll() ran while importAll handed over its second batch, and returned before that \
+            batch reached the queue: \(ran) \
+            then ran as if nothing had been cancelled. The feeder checked the mark and only then \
+            handed the batch over, with nothing holding the cancel back in between. Check the mark \
+            and hand the batch over under the lock cancelAll() takes, so that a cancel comes either \
+            before the check or after the batch is in the queue.
+            \(lesson.see("Cancelling is the only way out of a queue"))
+            """
+        )
+        await call.expectDoneOnce("when cancelAll() ended the import")
+        queue.letGo()
+    }
 }

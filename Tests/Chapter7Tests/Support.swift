@@ -142,6 +142,24 @@ final class WatchedQueue: OperationQueue, @unchecked Sendable {  // adds only lo
         afterCancellingAll.withValue { $0.take() }?()
     }
 
+    /// Runs on the caller's thread before each hand-off of imports, with their photos, before the
+    /// queue holds them: what happens there happens between the importer's line before the
+    /// hand-off and the hand-off itself.
+    let beforeHandingOver = Protected<(@Sendable ([String]) -> Void)?>(nil)
+
+    /// Holds back every start the queue hands to its serial dispatch queue until `releaseStarts()`.
+    ///
+    /// An operation the queue decides to start while held starts only once released, so a spec
+    /// can let a copy end completely before the queue's next start runs.
+    func holdStarts() {
+        starts?.suspend()
+    }
+
+    /// Lets the starts held by `holdStarts()` run.
+    func releaseStarts() {
+        starts?.resume()
+    }
+
     /// Drops the operations kept since they were handed over; call it once every import finished.
     func letGo() {
         kept.withValue { $0.removeAll() }
@@ -149,12 +167,14 @@ final class WatchedQueue: OperationQueue, @unchecked Sendable {  // adds only lo
     }
 
     override func addOperation(_ op: Operation) {
+        beforeHandOff([op])
         note([op])
         super.addOperation(op)
         noteUnfinished([op])
     }
 
     override func addOperations(_ ops: [Operation], waitUntilFinished wait: Bool) {
+        beforeHandOff(ops)
         note(ops)
         super.addOperations(ops, waitUntilFinished: false)
         noteUnfinished(ops)
@@ -188,6 +208,12 @@ final class WatchedQueue: OperationQueue, @unchecked Sendable {  // adds only lo
     }
 
     private let unfinishedAtHandOff = Protected<[Int]>([])
+
+    private func beforeHandOff(_ ops: [Operation]) {
+        let photos = ops.compactMap { ($0 as? PhotoImport)?.photo }
+        guard !photos.isEmpty, let hook = beforeHandingOver.value else { return }
+        hook(photos)
+    }
 
     private func note(_ ops: [Operation]) {
         operationsAdded.withValue { $0 += ops.count }

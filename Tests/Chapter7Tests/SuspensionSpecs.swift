@@ -6,8 +6,9 @@ import Testing
 @Suite("Suspending a queue stops new starts but lets running work finish", .watched)
 struct SuspensionSpecs {
     // isSuspended = true only keeps waiting operations from starting; copies already running go
-    // on. Look at pauseForEject: when may it call ready?
+    // on. Look at pauseForEject: when may it call ready, and what it keeps of a ready once called?
     // Covers: C54
+    // Paths: reuse, collaborators
     @Test("the card is ready to eject only after the running copies finish, and nothing new starts; again when idle")
     func ejectWaitsForRunningCopies() async {
         let events = Recorder<String>()
@@ -20,12 +21,14 @@ struct SuspensionSpecs {
         let running = source.running
 
         let ready = Protected(false)
+        let readyCalls = Protected(0)
         guard
             await returning(
                 "pauseForEject(then:)", section: "Suspending stops starts, not work",
                 {
                     importer.pauseForEject {
                         events.record("ready")
+                        readyCalls.withValue { $0 += 1 }
                         ready.withValue { $0 = true }
                     }
                 }) != nil
@@ -103,6 +106,19 @@ struct SuspensionSpecs {
                 \(lesson.see("Suspending stops starts, not work"))
                 """
         ) { readyAgain.value }
+        // A ready kept after its pause ended comes again at a later idle moment or pause.
+        _ = await comesTrue(within: Bound.scaled(.milliseconds(20))) { readyCalls.value > 1 }
+        #expect(
+            readyCalls.value == 1,
+            """
+            The first pauseForEject's ready was called \(readyCalls.value) times: once when its \
+            copies finished, then again after resume(), when later copies ended or the card was \
+            paused again. A pause says ready once; whatever pauseForEject keeps to call it (a list \
+            of waiters, a timer, a check) must let go of it once it has been called.
+            Observed: \(events.timeline)
+            \(lesson.see("Suspending stops starts, not work"))
+            """
+        )
         _ = await returning("resume()", section: "Suspending stops starts, not work") { importer.resume() }
     }
 
@@ -127,10 +143,14 @@ struct SuspensionSpecs {
         await waitUntil("the first photo to start copying") { source.hasStarted(names[0]) }
 
         // Inside pauseForEject, right before the queue is suspended: the running copy ends and
-        // the queue, not yet suspended, starts the next one.
+        // the queue, not yet suspended, starts the next one. The next start is held until the
+        // first copy has returned completely, so a design that counts copies cannot see the new
+        // one begin before the old one ends.
         queue.beforeSuspending.withValue {
             $0 = {
+                queue.holdStarts()
                 source.complete(names[0])
+                queue.releaseStarts()
                 _ = settles(within: Bound.standard) { source.hasStarted(names[1]) }
             }
         }

@@ -11,7 +11,7 @@ struct WidthSpecs {
     // Paths: values
     @Test(
         "no more photos copy at the same time than the importer's width, through add and importAll",
-        arguments: ConfigurationSpecs.Entry.allCases, [1, 2, 3, 8]
+        arguments: ConfigurationSpecs.Entry.allCases, [1, 2, 3, 8, 12]
     )
     func widthIsAHardLimit(_ entry: ConfigurationSpecs.Entry, _ width: Int) async {
         let source = HeldSource()
@@ -19,13 +19,14 @@ struct WidthSpecs {
         // run every start it decided on.
         let queue = WatchedQueue(serialStarts: true)
         let importer = PhotoImporter(source: source, width: width, queue: queue)
-        let names = photos(6)
+        // More photos than the width, whatever the width: a cap shows as one copy too many.
+        let names = photos(max(6, width + 4))
         var call: ImportAllCall?
         switch entry {
         case .add:
             guard
                 await returning(
-                    "add(_:) of six photos", section: "Configure, then enqueue",
+                    "add(_:) of \(names.count) photos", section: "Configure, then enqueue",
                     {
                         names.forEach { importer.add($0) }
                     }) != nil
@@ -49,7 +50,7 @@ struct WidthSpecs {
             """
         )
 
-        await waitUntil("all six photos to be copied") {
+        await waitUntil("all \(names.count) photos to be copied") {
             source.completeAll()
             return importer.queue.operationCount == 0 && (call?.done.value ?? true)
         }
