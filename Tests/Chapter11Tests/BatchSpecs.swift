@@ -9,6 +9,7 @@ struct BatchSpecs {
     // does a queue's progress count a unit, and what must you set first? See "Progress counts
     // finished work".
     // Covers: C78
+    // Paths: values
     @Test("progress reads 0 % while nothing is saved and exactly 100 % once every note is")
     func progressCountsSavedNotesOnly() async {
         let store = Desk()
@@ -16,7 +17,9 @@ struct BatchSpecs {
         engine.open(store)
         store.hold()
         defer { store.release() }
-        let jobs = engine.upload(notes("a", "b")) + [engine.uploadNow(Note("urgent"))]
+        // Seven notes: more than any other spec's batch, so that a total raised by less than the
+        // number of jobs (a cap, a fixed step) shows.
+        let jobs = engine.upload(notes("a", "b", "c", "d", "e", "f", "g")) + [engine.uploadNow(Note("urgent"))]
         #expect(
             engine.progress.fractionCompleted == 0,
             """
@@ -26,7 +29,8 @@ struct BatchSpecs {
             """)
         store.release()
         await waitUntil(
-            "progress to read exactly 100 % once a, b and the urgent note were saved", timeout: patience,
+            "progress to read exactly 100 % once the seven notes of the batch and the urgent note were saved",
+            timeout: patience,
             hint: lesson.see("Progress counts finished work"),
             givingUpWhen: {
                 guard jobs.allSatisfy(\.isFinished) else { return nil }
@@ -37,7 +41,7 @@ struct BatchSpecs {
                 if progress.fractionCompleted > 1 {
                     return """
                         every note was saved, and progress read \(described(progress)): the total \
-                        leaves out notes that were counted
+                        leaves out notes that were counted; raise it by the number of jobs added
                         """
                 }
                 return nil

@@ -123,6 +123,7 @@ struct MainQueueSpecs {
 enum OtherEngine: String, CaseIterable, Sendable, CustomStringConvertible {
     case paused = "the other engine paused"
     case stopped = "the other engine stopped"
+    case pausedBesideAResume = "the other engine paused, this one paused and resumed"
 
     var description: String { rawValue }
 }
@@ -153,8 +154,79 @@ struct TwoEnginesSpecs {
                 await #expect(processExitsWith: .success, Comment(rawValue: explanation)) {
                     await TwoEnginesSpecs.deliverBesideAnother(.stopped)
                 }
+            case .pausedBesideAResume:
+                await #expect(processExitsWith: .success, Comment(rawValue: explanation)) {
+                    await TwoEnginesSpecs.deliverBesideAnother(.pausedBesideAResume)
+                }
             }
         LastWords.explain(outcome)
+    }
+
+    // Three engines: one runs jobs on a busy store, one keeps a job aside until open(_:), and a
+    // third is stopped. Look at where SyncEngine keeps its jobs and which queue stop() cancels:
+    // each engine's own, or something every engine shares (a static list, a default queue made
+    // once)? See "Running on a queue you own" and "The main queue is everybody's".
+    // Covers: C75, C80
+    // Paths: interference
+    @Test("stopping one engine leaves other engines' jobs alone, queued or waiting for open(_:)")
+    func oneEngineStopLeavesOtherJobsAlone() async {
+        let outcome = await #expect(
+            processExitsWith: .success,
+            """
+            The child process that stopped one of three engines stopped before it could judge.
+            \(lesson.see("Running on a queue you own"))
+            """
+        ) {
+            await TwoEnginesSpecs.stopBesideOthers()
+        }
+        LastWords.explain(outcome)
+    }
+
+    /// Stops one engine while another's jobs wait for a busy store and a third's wait for
+    /// open(_:), then lets both go on. Runs in an exit test, beside no other spec.
+    static func stopBesideOthers() async {
+        let busyStore = Desk()
+        let laterStore = Desk()
+        let running = SyncEngine()
+        running.open(busyStore)
+        busyStore.hold()
+        defer { busyStore.release() }
+        let runningJobs = running.upload(notes("a", "b"))
+        let waiting = SyncEngine()
+        let waitingJobs = waiting.upload(notes("c"))
+        let stopped = SyncEngine()
+        await onTheMainQueue("the operation that stops a third engine") { stopped.stop() }
+        busyStore.release()
+        guard
+            await waitUntil(
+                "a and b, queued by an engine that was not stopped, to be saved",
+                hint: """
+                    Another engine's stop() reached them: cancelled \
+                    \(runningJobs.filter(\.isCancelled).map(\.note.title)), the store saw \
+                    \(busyStore.saves.timeline). Each engine cancels only its own queue: the \
+                    default queue must be a new one for each engine.
+                    \(lesson.see("Running on a queue you own"))
+                    """,
+                givingUpWhen: {
+                    runningJobs.allSatisfy(\.isFinished) && busyStore.saves.count < 2
+                        ? "both jobs ended and the store saw \(busyStore.saves.timeline)" : nil
+                }, { busyStore.saves.count >= 2 })
+        else { return }
+        waiting.open(laterStore)
+        await waitUntil(
+            "c, kept aside until open(_:) by an engine that was not stopped, to be saved once it opened",
+            hint: """
+                Another engine's stop() or open(_:) reached it: its job is \
+                \(waitingJobs[0].isCancelled ? "cancelled" : "not cancelled") and \
+                \(waitingJobs[0].isFinished ? "finished" : "unfinished"), and its store saw \
+                \(laterStore.saves.timeline). Keep the jobs waiting for open(_:) in each engine, \
+                never in a static list every engine shares.
+                \(lesson.see("Running on a queue you own"))
+                """,
+            givingUpWhen: {
+                waitingJobs.allSatisfy(\.isFinished) && laterStore.saves.count < 1
+                    ? "its job ended and its store saw \(laterStore.saves.timeline)" : nil
+            }, { laterStore.saves.count >= 1 })
     }
 
     /// Pauses or stops one engine while its updates wait on the main queue, then lets another
@@ -174,8 +246,15 @@ struct TwoEnginesSpecs {
             let jobs = quietEngine.upload(notes("x", "y"), then: quiet.done())
             saved.withValue { $0 = settles(within: patience) { jobs.allSatisfy(\.isFinished) } }
             switch other {
-            case .paused: quietEngine.pauseUpdates()
+            case .paused, .pausedBesideAResume: quietEngine.pauseUpdates()
             case .stopped: quietEngine.stop()
+            }
+        }
+        if other == .pausedBesideAResume {
+            // Behind the quiet engine's updates, which are held by now.
+            await onTheMainQueue("the operation that pauses and resumes the other engine") {
+                busyEngine.pauseUpdates()
+                busyEngine.resumeUpdates()
             }
         }
         guard saved.value else {
@@ -198,7 +277,7 @@ struct TwoEnginesSpecs {
         #expect(
             quiet.updates.count == 0,
             """
-            With one engine \(other == .paused ? "paused" : "stopped") and the other delivering, \
+            With one engine \(other == .stopped ? "stopped" : "paused") and the other delivering, \
             the first engine's screen received \(quiet.updates.timeline). Its updates were \
             already waiting on the main queue: each must decide, when it runs, by its own \
             engine's state, and leave the other engine's alone.
@@ -211,7 +290,8 @@ struct TwoEnginesSpecs {
 enum AfterResuming: String, CaseIterable, Sendable, CustomStringConvertible {
     case stopInTheSameOperation = "stop() in the same main-queue operation"
     case newerUpdateWaiting = "a newer update already waiting on the main queue"
-    case pausedAgain = "a second pause and resumeUpdates()"
+    case pausedAgain = "a second pause and resumeUpdates() with nothing held, then a new note"
+    case resumedTwice = "resumeUpdates() twice"
     case stoppedWhilePaused = "stop() while paused, then resumeUpdates()"
 
     var description: String { rawValue }
@@ -222,6 +302,7 @@ enum LateUpload: String, CaseIterable, Sendable, CustomStringConvertible {
     case askedBeforeOpen = "asked for before open(_:), then stop()"
     case askedAfterStop = "asked for after stop()"
     case askedAfterStopNeverOpened = "asked for after stop(), the store never opened"
+    case waitingOnBusyStore = "waiting in the engine's queue for a busy store, then stop()"
 
     var description: String { rawValue }
 }
@@ -230,9 +311,10 @@ enum LateUpload: String, CaseIterable, Sendable, CustomStringConvertible {
 struct ResumeAndStopSpecs {
     // Updates a and b were held while paused. Look at what resumeUpdates() does with them: does
     // it deliver them itself, or send them to the main queue once more, behind whatever already
-    // waits there? Does it forget them once delivered, and remember a stop()? See "The main
-    // queue is everybody's".
+    // waits there? Does it forget them once delivered, un-pause even with nothing held, and
+    // remember a stop()? See "The main queue is everybody's".
     // Covers: C80
+    // Paths: reuse
     @Test(
         "resumeUpdates() delivers the held updates at once, only once, and never after stop()",
         arguments: AfterResuming.allCases)
@@ -287,13 +369,38 @@ struct ResumeAndStopSpecs {
                 engine.pauseUpdates()
                 engine.resumeUpdates()
             }
+            // Resumed with nothing held: the engine delivers again, and only what is new.
+            let savedC = Protected(false)
+            await onTheMainQueue("the operation that saves c") {
+                let jobs = engine.upload(notes("c"))
+                savedC.withValue { $0 = settles(within: patience) { jobs.allSatisfy(\.isFinished) } }
+            }
+            guard savedC.value else {
+                Issue.record("The note c was never saved; the store saw \(store.saves.timeline).")
+                return
+            }
+            await onTheMainQueue("an operation queued after c's update") {}
+            #expect(
+                screen.updates.all == ["a", "b", "c"],
+                """
+                Paused, resumed, then paused and resumed again with nothing held, then c was saved: \
+                the screen received \(screen.updates.timeline); expected a, b, c, once each. \
+                Delivered updates are no longer held, and resumeUpdates() lets new updates through \
+                whether or not it had anything to deliver.
+                \(lesson.see("The main queue is everybody's"))
+                """)
+        case .resumedTwice:
+            await onTheMainQueue("the operation that resumes updates twice") {
+                engine.resumeUpdates()
+                engine.resumeUpdates()
+            }
             await onTheMainQueue("an operation queued after it") {}
             #expect(
                 screen.updates.all == ["a", "b"],
                 """
-                Paused, resumed, then paused and resumed again with nothing new: the screen received \
-                \(screen.updates.timeline); expected a and b, once each. Delivered updates are no \
-                longer held.
+                a and b were held, then resumeUpdates() was called twice: the screen received \
+                \(screen.updates.timeline); expected a and b, once each. resumeUpdates() forgets \
+                the updates it delivered.
                 \(lesson.see("The main queue is everybody's"))
                 """)
         case .stoppedWhilePaused:
@@ -339,8 +446,10 @@ struct ResumeAndStopSpecs {
     // Look at what stop() does with the jobs that never reached the queue (those waiting for
     // open(_:)) and at what upload(_:then:) does once the engine has stopped. A cancelled job
     // that nobody starts never finishes, and whatever depends on it waits for good. See "The
-    // main queue is everybody's" and "Running on a queue you own".
+    // main queue is everybody's" and "Running on a queue you own". And at the jobs already in
+    // the engine's queue, waiting for a busy store: has any of them started?
     // Covers: C75, C80
+    // Paths: reuse
     @Test(
         "after stop(), every upload ends without saving, and its batch never reports done",
         arguments: LateUpload.allCases
@@ -349,14 +458,19 @@ struct ResumeAndStopSpecs {
         let store = Desk()
         let screen = Screen()
         let engine = SyncEngine(onSaved: screen.onSaved)
-        if upload == .askedAfterStop { engine.open(store) }
+        if upload == .askedAfterStop || upload == .waitingOnBusyStore { engine.open(store) }
+        // A busy store: the jobs wait in the engine's queue and on the store's queue, unstarted.
+        if upload == .waitingOnBusyStore { store.hold() }
+        defer { store.release() }
+        let stopsFirst = upload == .askedAfterStop || upload == .askedAfterStopNeverOpened
         let asked = Protected<[UploadJob]>([])
         await onTheMainQueue("the operation that asks for uploads and stops the engine") {
-            if upload != .askedBeforeOpen { engine.stop() }
+            if stopsFirst { engine.stop() }
             let jobs = engine.upload(notes("a", "b"), then: screen.done()) + [engine.uploadNow(Note("urgent"))]
             asked.withValue { $0 = jobs }
-            if upload == .askedBeforeOpen { engine.stop() }
+            if !stopsFirst { engine.stop() }
         }
+        store.release()
         let jobs = asked.value
         await waitUntil(
             "every job (\(upload)) to end after stop()",
@@ -374,8 +488,17 @@ struct ResumeAndStopSpecs {
             store.saves.count == 0,
             """
             Uploads \(upload): the store saved \(store.saves.timeline). After stop() nothing may \
-            be saved.
-            \(lesson.see("The main queue is everybody's"))
+            be saved: stop() cancels the jobs in the engine's own queue too, those already handed \
+            to the busy store's queue included, since none of them has started.
+            \(lesson.see("Running on a queue you own"))
+            """)
+        let uncancelled = jobs.filter { $0.isFinished && !$0.isCancelled }.map(\.note.title)
+        #expect(
+            uncancelled.isEmpty,
+            """
+            Uploads \(upload): after stop(), the jobs \(uncancelled) ended without saving and are \
+            not cancelled, so to their caller they look saved. Cancel each job before ending it.
+            \(lesson.see("Running on a queue you own"))
             """)
         await onTheMainQueue("an operation queued after the jobs ended") {}
         await onTheMainQueue("an operation queued after what that one let run") {}

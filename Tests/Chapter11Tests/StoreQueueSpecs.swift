@@ -12,12 +12,28 @@ enum OpeningScenario {
     static func openLater() {
         exitIfStillRunning(after: patience * 4, status: EXIT_FAILURE)
         let store = Desk()
-        let engine = SyncEngine()
+        let queue = EngineQueue()
+        let engine = SyncEngine(queue: queue)
         engine.upload(notes("groceries", "ideas"))
         guard !settles(within: Bound.scaled(.milliseconds(50)), { store.saves.count > 0 }) else {
             LastWords.fail("openLater", "The store saved \(store.saves.timeline) before it was even open.")
         }
+        let finishedInOpen = Protected(false)
+        queue.afterNextAdding { operations in
+            // The window: the jobs that waited are in the queue, and the free store runs them
+            // before open(_:) goes on to its next line.
+            finishedInOpen.withValue { $0 = settles(within: patience) { operations.allSatisfy(\.isFinished) } }
+        }
         engine.open(store)
+        if finishedInOpen.value, store.saves.count < 2 {
+            LastWords.fail(
+                "openLater",
+                """
+                The jobs that waited for open(_:) ended before it returned, and the store saw only \
+                \(store.saves.timeline): they ran before the engine kept the store. Keep the store \
+                before the jobs reach the queue.
+                """)
+        }
         guard settles(within: patience, { store.saves.count >= 2 }) else {
             LastWords.fail(
                 "openLater",
@@ -247,7 +263,9 @@ struct UrgentWhenAddedSpecs {
         engine.upload(notes("a", "b", "c", "d"))
         let gate = store.pause(atSave: 2)
         defer { gate.open() }
-        queue.afterNextAdding { _ in
+        let classWhenAdded = Protected<[QualityOfService]>([])
+        queue.afterNextAdding { operations in
+            classWhenAdded.withValue { $0 = operations.map(\.qualityOfService) }
             // The window: the urgent job is in the queue; the store saves a, and the queue hands
             // it the next job, which waits at the gate.
             store.release()
@@ -276,6 +294,15 @@ struct UrgentWhenAddedSpecs {
             The queue chose the next job by the priority the urgent job had when it was added; \
             give it its priority and class before adding it.
             \(lesson.see("A serial queue underneath is not a width of one"))
+            """)
+        #expect(
+            classWhenAdded.value.map(urgency) == [urgency(.userInitiated)],
+            """
+            When the queue got the urgent job, its class was \
+            \(classWhenAdded.value.map { "\($0)" }.joined(separator: ", ")), not .userInitiated: the \
+            class was set after adding it, when the queue may already have handed it to the store. \
+            Give it its priority and class before adding it.
+            \(lesson.see("Whose quality of service"))
             """)
         // Apple platforms run a job at the class it had when it was added; Linux threads do not
         // show a job's class at all (Tests/PLATFORM.md), so only Darwin checks it.
