@@ -141,7 +141,10 @@ kata_scratch_of() {
 # The test program that build folder $1 holds, where the specs can run without `swift test`:
 # on Linux SwiftPM links them into one executable, which starts in a tenth of the time `swift
 # test --skip-build` takes to plan. Prints nothing elsewhere (macOS keeps an XCTest bundle).
+# KATA_TEST_PROGRAM names a copy of that executable to run instead (verify runs one mutant's copy
+# while it builds the next).
 kata_test_program() {
+    [ -n "${KATA_TEST_PROGRAM:-}" ] && { printf '%s\n' "$KATA_TEST_PROGRAM"; return; }
     local program=$1/debug/OperationKataPackageTests.xctest
     [ "$(kata_platform)" = linux ] && [ -f "$program" ] && [ -x "$program" ] && printf '%s\n' "$program"
 }
@@ -187,6 +190,13 @@ kata_run_built() {
 # not compile cannot stop it. Returns 0 when the run completed (whatever its verdicts), 1 when
 # the build failed, 2 when the test process crashed, 124 when it timed out.
 kata_run_chapter() {
+    kata_build_chapter "$@" || return
+    kata_run_trusted "$@"
+}
+
+# Builds chapter $1's specs, as kata_run_chapter does, logging to $2.log; returns 0 when built,
+# 1 when the build failed, 124 when it timed out.
+kata_build_chapter() {
     local chapter=$1 out=$2 status
     shift 2
     rm -f "$out"
@@ -195,6 +205,13 @@ kata_run_chapter() {
     status=$?
     [ "$status" -eq 124 ] && return 124
     { [ "$status" -eq 0 ] && grep -q "Build complete!" "$out.log"; } || return 1
+}
+
+# Runs chapter $1's built specs as kata_run_built does, once more when the report was cut short;
+# returns kata_run_built's status.
+kata_run_trusted() {
+    local chapter=$1 out=$2 status
+    shift 2
     kata_run_built "$chapter" "$out" "$@"
     status=$?
     # Chapter 1's starter run once left a test report cut short mid-message (its exit test's
