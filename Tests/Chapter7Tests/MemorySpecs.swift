@@ -17,12 +17,17 @@ struct MemorySpecs {
     }
 
     /// Runs `exit` with an importer that only this function holds; returns weak references to
-    /// the importer and to every import the queue received.
+    /// the importer, to every import the queue received, and to what the callbacks handed to the
+    /// importer (`done`, `ready`) captured.
     static func run(
         _ exit: Exit, _ source: HeldSource, _ queue: WatchedQueue, _ reports: Reports
-    ) async -> (importer: WeakReference<PhotoImporter>, imports: [WeakReference<PhotoImport>])? {
+    ) async -> (
+        importer: WeakReference<PhotoImporter>, imports: [WeakReference<PhotoImport>],
+        callbacks: [WeakReference<CallbackCapture>]
+    )? {
         let importer = PhotoImporter(source: source, width: 2, queue: queue, onReport: reports.callback)
         let names = photos(4)
+        var callbacks: [WeakReference<CallbackCapture>] = []
         let suspended = { queue.isSuspended ? "the queue is suspended, so the cancelled imports cannot finish" : nil }
         switch exit {
         case .imported, .removed, .cancelledAll, .releasedWhileCopying, .ejected:
@@ -42,10 +47,17 @@ struct MemorySpecs {
                 }
             if exit == .ejected {
                 let ready = Protected(false)
+                let capture = CallbackCapture()
+                callbacks.append(WeakReference(capture))
                 guard
                     await returning(
                         "pauseForEject(then:)", section: "Suspending stops starts, not work",
-                        { importer.pauseForEject { ready.withValue { $0 = true } } }) != nil
+                        {
+                            importer.pauseForEject {
+                                withExtendedLifetime(capture) {}
+                                ready.withValue { $0 = true }
+                            }
+                        }) != nil
                 else { return nil }
                 guard
                     await waitUntil(
@@ -68,6 +80,7 @@ struct MemorySpecs {
             }
         case .batched, .batchCancelled:
             let call = ImportAllCall(importer, names, batchSize: 2)
+            callbacks.append(call.doneCapture)
             await waitUntil("the first batch to start copying") { source.started.count >= 2 }
             if exit == .batchCancelled {
                 guard
@@ -97,12 +110,15 @@ struct MemorySpecs {
                     })
             else { return nil }
         }
-        return (WeakReference(importer), names.compactMap { queue.handedImport($0) }.map { WeakReference($0) })
+        return (
+            WeakReference(importer), names.compactMap { queue.handedImport($0) }.map { WeakReference($0) },
+            callbacks
+        )
     }
 
     // On Linux a completion block is never cleared, so whatever it holds stays as long as its
     // operation, and the importer keeps every import. Look at what each completion block (and
-    // anything else the importer hands out) captures.
+    // anything else the importer hands out) captures, and at where the caller's callbacks go.
     // Covers: C81, C56
     // Paths: memory, collaborators
     @Test(
@@ -113,7 +129,7 @@ struct MemorySpecs {
         let source = HeldSource()
         let queue = WatchedQueue()
         let reports = Reports()
-        guard let (importer, imports) = await Self.run(exit, source, queue, reports) else {
+        guard let (importer, imports, callbacks) = await Self.run(exit, source, queue, reports) else {
             return source.completeAll()
         }
         guard
@@ -129,10 +145,11 @@ struct MemorySpecs {
         func alive() -> String {
             let jobs = imports.compactMap(\.value).map(\.photo)
             let importerAlive = importer.value == nil ? [] : ["the importer"]
-            return (importerAlive + jobs).joined(separator: ", ")
+            let callbacksAlive = callbacks.contains { $0.value != nil } ? ["what the caller's callback captured"] : []
+            return (importerAlive + jobs + callbacksAlive).joined(separator: ", ")
         }
         await waitUntil(
-            "the importer and its imports to be freed after \(exit.rawValue) (still alive: \(alive()))",
+            "the importer, its imports and what the caller's callbacks captured to be freed after \(exit.rawValue) (still alive: \(alive()))",
             hint: """
                 After \(exit.rawValue), the owner let go of the importer and every import had \
                 ended, yet something still holds them. On Linux a completion block stays with its \
@@ -140,9 +157,14 @@ struct MemorySpecs {
                 captures its import, or the importer that keeps every import, is a cycle that \
                 never ends. Capture the import weakly (the importer keeps it while it matters) and \
                 only the values the report needs, never the importer itself; the same goes for \
-                every other closure the importer hands out (the eject check, a timer).
+                every other closure the importer hands out (the eject check, a timer). A callback \
+                the caller handed in (`done`, `ready`) is the caller's: keep it only until you \
+                called it, and never in a `static` that outlives the importer.
                 \(lesson.see("Completion blocks report results"))
                 """
-        ) { importer.value == nil && imports.allSatisfy { $0.value == nil } }
+        ) {
+            importer.value == nil && imports.allSatisfy { $0.value == nil }
+                && callbacks.allSatisfy { $0.value == nil }
+        }
     }
 }

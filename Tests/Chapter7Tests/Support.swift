@@ -275,6 +275,10 @@ func photos(_ count: Int, from first: Int = 1) -> [String] {
 }
 
 /// What a call to `importAll` made on a thread of its own has done so far.
+/// Something only a callback the spec hands to the importer holds, so that the spec can tell
+/// whether the importer let go of that callback.
+final class CallbackCapture: Sendable {}
+
 struct ImportAllCall: Sendable {
     /// Whether `importAll` has returned.
     let returned = Protected(false)
@@ -282,6 +286,9 @@ struct ImportAllCall: Sendable {
     let done = Protected(false)
     /// How many times `importAll` has called `done`: once is right, also after a cancel.
     let doneCalls = Protected(0)
+    /// An object the `done` handed to `importAll` captures and nothing else holds: it lives as
+    /// long as the importer keeps that `done`.
+    let doneCapture: WeakReference<CallbackCapture>
 
     /// Calls `importer.importAll(photos, batchSize:)` on a new thread and returns at once.
     ///
@@ -289,8 +296,11 @@ struct ImportAllCall: Sendable {
     /// which may be the one that has to complete the copies it waits for.
     init(_ importer: PhotoImporter, _ photos: [String], batchSize: Int) {
         let (returned, done, doneCalls) = (returned, done, doneCalls)
+        let capture = CallbackCapture()
+        doneCapture = WeakReference(capture)
         Thread.detachNewThread {
             importer.importAll(photos, batchSize: batchSize) {
+                withExtendedLifetime(capture) {}
                 doneCalls.withValue { $0 += 1 }
                 done.withValue { $0 = true }
             }
