@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A print shop that feeds its jobs to one press.
 ///
@@ -7,6 +8,8 @@ import Foundation
 public final class PrintShop: Sendable {
     /// The queue the shop's jobs wait on; it prints one job at a time.
     public let press: OperationQueue
+    /// Every job handed in, so that the counter can look one up when a customer asks.
+    private let handedIn = Mutex<[Operation]>([])
 
     /// Creates a shop around `press`, which it limits to one job at a time.
     public init(press: OperationQueue = OperationQueue()) {
@@ -35,6 +38,7 @@ public final class PrintShop: Sendable {
     ) -> Operation {
         let job = BlockOperation(block: work)
         job.name = title
+        handedIn.withLock { $0.append(job) }
         press.addOperation(job)
 
         // The urgency only matters once the job is printing, so it can be set
