@@ -117,7 +117,7 @@ extension Chapter1Specs {
                         """
                         In round \(round), 5 was added right after 4, in the same turn of the main \
                         queue, so run 1 (for [1, 2, 3, 4]) was superseded before it had started. \
-                        It still added all 4 numbers: only a running sum was cancelled. Cancel the \
+                        It still added \(added) numbers: only a running sum was cancelled. Cancel the \
                         sum in progress whatever its state: a queue retires a cancelled operation \
                         that has not started without running it.
                         Events: \(driver.events.timeline)
