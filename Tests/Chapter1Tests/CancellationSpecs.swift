@@ -33,6 +33,7 @@ extension Chapter1Specs {
         // operation; whenever the list changes again, by an addition or a removal, it cancels
         // that operation before starting a new one.
         // Covers: C4, C7
+        // Paths: reuse, values
         @Test(
             "a recalculation that a newer change supersedes stops before its end, and changes nothing",
             arguments: NewerChange.allCases)
@@ -75,28 +76,92 @@ extension Chapter1Specs {
             )
         }
 
+        // Hint: ListAdder, "Cancel work nobody will use". Two edits in one turn of the main
+        // queue: the first one's sum has most likely not started when the second supersedes
+        // it. Do you cancel the sum in progress whatever its state, or only one that runs?
+        // Covers: C4, C7
+        // Paths: reuse
+        @Test("a recalculation superseded before it started adds nothing")
+        @MainActor
+        func supersededBeforeItStartsAddsNothing() async {
+            // Whether run 1 has started when the second edit lands is up to the queue's thread:
+            // most rounds it has not; a round in which it has judges nothing new.
+            for round in 1...20 {
+                let queueOfRun2 = Protected<WeakReference<OperationQueue>?>(nil)
+                let driver = SumDriver()
+                defer { driver.releaseAll() }
+                let probe: @Sendable (SumEvent) -> Void = { event in
+                    if case .willAdd(2, 0) = event {
+                        queueOfRun2.withValue { $0 = WeakReference(OperationQueue.current) }
+                    }
+                    driver.probe(event)
+                }
+                let adder = ListAdder(numbers: [1, 2, 3], probe: probe)
+                adder.add(4)  // run 1
+                adder.add(5)  // run 2, in the same turn: run 1 is on the queue, most likely not started
+                driver.releaseAll()
+                guard await driver.resultReachedOwner(run: 2) else { return }
+                // Run 1 has stopped, or its queue retired it without running it.
+                guard
+                    await waitUntil(
+                        "run 1 to stop, or its queue to retire it", hint: "Events: \(driver.events.timeline)",
+                        {
+                            if driver.numbersAdded(by: 1) != nil { return true }
+                            guard let queue = queueOfRun2.value?.value else { return false }
+                            return !queue.operations.contains { ($0 as? AdderOperation)?.run == 1 }
+                        })
+                else { return }
+                let added = driver.numbersAdded(by: 1) ?? 0
+                guard added < 4 else {
+                    Issue.record(
+                        """
+                        In round \(round), 5 was added right after 4, in the same turn of the main \
+                        queue, so run 1 (for [1, 2, 3, 4]) was superseded before it had started. \
+                        It still added \(added) numbers: only a running sum was cancelled. Cancel the \
+                        sum in progress whatever its state: a queue retires a cancelled operation \
+                        that has not started without running it.
+                        Events: \(driver.events.timeline)
+                        \(lesson.see("Cancel work nobody will use"))
+                        """)
+                    return
+                }
+                _ = adder
+            }
+        }
+
         // Hint: AdderOperation.main(), "Cancel work nobody will use". cancel() sets a flag that
-        // nobody acts on unless the loop looks at it.
+        // nobody acts on unless the loop looks at it, before every number: the first, the last
+        // and every one between.
         // Covers: C6, C50
-        @Test("a cancelled adder stops at the next number and reports no total")
-        func cancelledAdderStopsAtTheNextCheck() async {
+        // Paths: values
+        @Test(
+            "a cancelled adder stops at the next number and reports no total, wherever the cancel lands",
+            arguments: 0..<4)
+        func cancelledAdderStopsAtTheNextCheck(cancelledAt position: Int) async {
             let driver = SumDriver()
             defer { driver.releaseAll() }
             let adder = AdderOperation(numbers: [1, 2, 3, 4, 5], run: 1, probe: driver.probe)
             let queue = OperationQueue()
             queue.addOperation(adder)
 
-            driver.pacer(1).allow(2)
-            await waitUntil("the adder to reach its third number") { driver.pacer(1).arrivals == 3 }
-            adder.cancel()
+            driver.pacer(1).allow(position)
+            await waitUntil("the adder to reach number #\(position)") { driver.pacer(1).arrivals == position + 1 }
+            adder.cancel()  // while number #position is being added
             driver.releaseAll()
             await waitUntil("the cancelled adder to finish") { adder.isFinished }
 
             let added = driver.numbersAdded(by: 1) ?? 0
+            let reached = driver.events.all.compactMap { event -> Int? in
+                if case .willAdd(1, let index) = event { return index }
+                return nil
+            }
             #expect(
-                added <= 3,
+                added <= position + 1 && !reached.contains(position + 1),
                 """
-                The adder was cancelled at its third number but went on to add \(added) of 5.
+                The adder was cancelled while it added number #\(position) of [1, 2, 3, 4, 5], \
+                yet it went on to number #\(position + 1) and added \(added) of 5 in all. The loop \
+                looks at isCancelled before every number, so it stops at the next one.
+                Events: \(driver.events.timeline)
                 \(lesson.see("Cancel work nobody will use"))
                 """
             )

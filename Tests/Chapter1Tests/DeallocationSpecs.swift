@@ -66,8 +66,9 @@ extension Chapter1Specs {
         }
 
         // Hint: ListAdder, "Release the model on the main queue". What does each adder's
-        // completion block capture, and who still holds an adder once its result was decided?
-        // Covers: C81
+        // completion block capture, and who still holds an adder once its result was decided,
+        // while the model lives and once it is gone?
+        // Covers: C81, C7
         // Paths: memory
         @Test(
             "no adder outlives its sum: one whose total was shown, one superseded, one stopped by the model's release")
@@ -114,6 +115,22 @@ extension Chapter1Specs {
             guard await reached(3) else { return }
             driver.pacer(3).releaseAll()
             guard await driver.resultReachedOwner(run: 3) else { return }
+            // The model lives on: it may keep its newest adder, but none whose result it dropped or replaced.
+            let patience = Bound.scaled(.milliseconds(500))
+            let olderFreed = await comesTrue(within: patience) {
+                driver.wasDelivered(2) && [1, 2].allSatisfy { adders.value[$0]?.value == nil }
+            }
+            #expect(
+                olderFreed,
+                """
+                Run 3's total was shown, run 1's before it and run 2 was superseded, and the model \
+                is still on screen. Yet the adders of runs \([1, 2].filter { adders.value[$0]?.value != nil }) \
+                were still in memory \(patience.seconds) s later: the model keeps every adder it \
+                started (a list kept to cancel them all, say), so each one's numbers stay for as \
+                long as the screen lives. Keep the operation in progress only; the queue can cancel \
+                the rest.
+                \(lesson.see("Release the model on the main queue"))
+                """)
             model?.add(6)  // run 4, running when the screen lets go of the model
             guard await reached(4) else { return }
             model = nil
@@ -124,7 +141,6 @@ extension Chapter1Specs {
                     { driver.numbersAdded(by: 2) != nil && driver.numbersAdded(by: 4) != nil })
             else { return }
             await MainQueue.drain()
-            let patience = Bound.scaled(.milliseconds(500))
             let freed = await comesTrue(within: patience) {
                 adders.value.values.allSatisfy { $0.value == nil }
             }

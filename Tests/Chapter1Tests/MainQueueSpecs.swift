@@ -26,6 +26,7 @@ extension Chapter1Specs {
         // Hint: ListAdder, "Show results on the main queue". The sum may run anywhere, but its
         // result goes to the main queue before it touches the model or calls onTotalChange.
         // Covers: C1, C9
+        // Paths: collaborators
         @Test("a new total changes the model and the screen only on the main queue")
         func totalIsShownOnTheMainQueue() async {
             let driver = SumDriver(paced: false)

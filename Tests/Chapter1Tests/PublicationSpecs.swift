@@ -17,6 +17,7 @@ extension Chapter1Specs {
         // Hint: AdderOperation, "Publish results only when finished". Keep the running total
         // local, store the result once at the end, and make reading it safe from any thread.
         // Covers: C5, C8
+        // Paths: interference
         @Test("an adder's total stays empty until it has finished, whoever reads it and when")
         func totalIsPublishedOnlyWhenFinished() async {
             let driver = SumDriver()
