@@ -229,4 +229,170 @@ struct InterleavingSpecs {
         }
         LastWords.explain("enqueueCheckRaced", outcome)
     }
+
+    // Look at ManualRunner.enqueue(_:on:): what its books say while addOperation has the
+    // operation and the queue has not taken it yet. The claim, or the book of queued operations,
+    // must keep every other caller off until the queue has it. Lessons: "Two threads, one
+    // operation", "Who owns an operation".
+    // Covers: C27, C34
+    // Paths: interference, collaborators
+    @Test("a perform(_:) that lands while enqueue(_:on:) is adding the operation to the queue leaves it to the queue")
+    func enqueueKeepsItWhileAdding() async {
+        LastWords.forget("performedWhileAdding")
+        let outcome = await #expect(
+            processExitsWith: .success,
+            """
+            The child process should end normally. It stopped: perform(_:) on another thread \
+            started an operation that enqueue(_:on:) was handing to addOperation, and the queue \
+            was then given an operation started by hand. \(lesson.see("Two threads, one operation"))
+            """
+        ) {
+            Interference.performedWhileEnqueueAdds()
+        }
+        LastWords.explain("performedWhileAdding", outcome)
+    }
+
+    // Look at what ManualRunner.run(_:) and its retries do with an operation they found claimed
+    // when the claimer was enqueue(_:on:), which then put it in a queue: every retry looks at the
+    // book of queued operations too, and leaves such an operation to its queue. Lessons: "Two
+    // threads, one operation", "Who owns an operation".
+    // Covers: C31, C34
+    // Paths: interference, collaborators
+    @Test("a run(_:) that lands while enqueue(_:on:) checks the operation never starts it once the queue has it")
+    func retryLeavesWhatEnqueueQueued() async {
+        LastWords.forget("runWhileEnqueueChecks")
+        let outcome = await #expect(
+            processExitsWith: .success,
+            """
+            The child process should end normally. It stopped: run(_:) came while enqueue(_:on:) \
+            held the operation, and a retry later called start() by hand on it while it waited \
+            in the queue enqueue(_:on:) had put it in. \(lesson.see("Who owns an operation"))
+            """
+        ) {
+            Interference.runWhileEnqueueChecks()
+        }
+        LastWords.explain("runWhileEnqueueChecks", outcome)
+    }
+}
+
+/// A queue whose `addOperation(_:)` lets a rival call run on another thread before it takes the
+/// operation in: the moment `enqueue(_:on:)` has handed the operation over and the queue does not
+/// own it yet.
+final class AddingQueue: OperationQueue, @unchecked Sendable {  // `rival` lives in a Protected box
+    private let rival = Protected<(@Sendable () -> Void)?>(nil)
+
+    /// Runs `body` on another thread during the next `addOperation(_:)`, before the queue takes
+    /// the operation; waits for it a short bound.
+    func duringNextAdd(_ body: @escaping @Sendable () -> Void) {
+        rival.withValue { $0 = body }
+    }
+
+    override func addOperation(_ operation: Operation) {
+        if let rival = rival.withValue({ $0.take() }) {
+            let returned = Gate("the rival call to return")
+            Thread.detachNewThread {
+                rival()
+                returned.open()
+            }
+            returned.wait(timeout: Bound.scaled(.milliseconds(50)))
+        }
+        super.addOperation(operation)
+    }
+}
+
+extension Interference {
+    /// `enqueue(_:on:)` has handed the operation to `addOperation` when another thread hands the
+    /// same operation to `perform(_:)`.
+    static func performedWhileEnqueueAdds() {
+        let runner = ManualRunner(retryInterval: Chapter4Bound.retryInterval)
+        let queue = AddingQueue()
+        queue.isSuspended = true
+        let operation = ProbeOperation()
+        let performed = Protected<Bool?>(nil)
+        queue.duringNextAdd { performed.withValue { $0 = runner.perform(operation) } }
+        LastWords.note(
+            "performedWhileAdding",
+            """
+            The program stopped after perform(_:) on another thread started an operation that \
+            enqueue(_:on:) was adding to a queue: the queue was then given an operation started \
+            by hand.
+            """)
+        let enqueued = runner.enqueue(operation, on: queue)
+        if !enqueued || operation.startCount != 0 {
+            LastWords.fail(
+                "performedWhileAdding",
+                """
+                enqueue(_:on:) returned \(enqueued) for an operation nobody had started, and \
+                perform(_:) on another thread, which came while addOperation had it, returned \
+                \(performed.value.map(String.init) ?? "nothing yet") and called start() \
+                \(operation.startCount) times. Until the queue has taken the operation, keep it \
+                claimed, or in the book of queued operations already: a perform(_:) then leaves \
+                it alone.
+                """)
+        }
+        queue.isSuspended = false
+        guard settles(within: Bound.standard, { operation.isFinished }), operation.runCount == 1 else {
+            LastWords.fail(
+                "performedWhileAdding",
+                "The queue that enqueue(_:on:) put the operation in ran it \(operation.runCount) times; expected once.")
+        }
+    }
+
+    /// `enqueue(_:on:)` on one thread is between its look at `isFinished` and `addOperation` when
+    /// another thread hands the same operation to `run(_:)`; the queue stays suspended a while.
+    static func runWhileEnqueueChecks() {
+        let runner = ManualRunner(retryInterval: Chapter4Bound.retryInterval)
+        let queue = OperationQueue()
+        queue.isSuspended = true
+        let window = RaceWindow()
+        let operation = WindowedOperation(window: window, watching: .isFinished)
+        let enqueued = Protected<Bool?>(nil)
+        let handedToRun = Protected(false)
+        LastWords.note(
+            "runWhileEnqueueChecks",
+            """
+            The program stopped after run(_:) came while enqueue(_:on:) was checking an \
+            operation: a retry called start() by hand on the operation once it waited in the \
+            queue enqueue(_:on:) had put it in.
+            """)
+        window.race(
+            { enqueued.withValue { $0 = runner.enqueue(operation, on: queue) } },
+            against: {
+                runner.run(operation)
+                handedToRun.withValue { $0 = true }
+            })
+        guard settles(within: Bound.standard, { enqueued.value != nil && handedToRun.value }) else {
+            LastWords.fail(
+                "runWhileEnqueueChecks",
+                "enqueue(_:on:) and run(_:) on two threads did not both return within \(Bound.standard.seconds) s.")
+        }
+        if enqueued.value == true {
+            // The queue owns it and is suspended: a start() now is a start by hand.
+            if settles(within: Chapter4Bound.quietPeriod, { !operation.startedFrom.isEmpty }) {
+                LastWords.fail(
+                    "runWhileEnqueueChecks",
+                    """
+                    enqueue(_:on:) put the operation in a suspended queue, and run(_:), which came \
+                    while enqueue(_:on:) held it, started it by hand later. A retry that finds an \
+                    operation claimed looks again; if the claimer put it in a queue, the queue \
+                    owns it: every retry looks at the book of queued operations too.
+                    """)
+            }
+            queue.isSuspended = false
+        }
+        guard settles(within: Bound.standard, { operation.isFinished }), operation.startedFrom.count == 1 else {
+            LastWords.fail(
+                "runWhileEnqueueChecks",
+                """
+                enqueue(_:on:) returned \(enqueued.value == true); the operation was then started \
+                \(operation.startedFrom.count) times and is \(operation.isFinished ? "" : "not ")finished; \
+                expected it started once, by the queue or by the runner.
+                """)
+        }
+        guard settles(within: Chapter4Bound.retry, { runner.waitingCount == 0 }) else {
+            LastWords.fail(
+                "runWhileEnqueueChecks",
+                "The operation finished, yet waitingCount is still \(runner.waitingCount): a retry never ended.")
+        }
+    }
 }

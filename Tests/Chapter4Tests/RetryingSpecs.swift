@@ -768,6 +768,64 @@ struct RetryingSpecs {
             """)
     }
 
+    // Look at what ManualRunner keeps once its last retry has ended: a timer, a ticker or a flag
+    // that still says "retrying" although nothing is, so that the next operation that waits
+    // gets no retry at all. Lesson: "Retrying with a timer".
+    // Covers: C31
+    // Paths: reuse, collaborators
+    @Test("a runner whose retries have all ended retries the next operation that waits")
+    func retriesAgainOnceAllEnded() async {
+        let runner = ManualRunner(retryInterval: Self.interval)
+        for round in 1...2 {
+            let ready = Protected(false)
+            let operation = ProbeOperation(readyWhen: { ready.value })
+            defer { operation.cancel() }  // the runner finishes it at its next look, and stops
+            runner.run(operation)
+            ready.withValue { $0 = true }
+            let started = await waitUntil(
+                "the runner to start waiting operation \(round) once it was ready",
+                timeout: Chapter4Bound.retry,
+                hint: """
+                    \(round == 1 ? "The first operation that waited was never started." : """
+                    The first operation waited, was started by a retry, and its retry ended; the \
+                    second one, handed to the same runner afterwards, was never looked at again \
+                    (waitingCount \(runner.waitingCount)). Something the first retry left behind \
+                    still says "retrying": a ticker cancelled but kept, or a flag never reset. \
+                    Stop and forget a retry together, so that the next one starts afresh.
+                    """) \(lesson.see("Retrying with a timer"))
+                    """
+            ) { operation.runCount == 1 }
+            guard started else { return }
+            let forgotten = await waitUntil(
+                "waitingCount to reach 0 once waiting operation \(round) ran",
+                timeout: Chapter4Bound.retry,
+                hint: "It is \(runner.waitingCount). \(lesson.see("Retrying with a timer"))"
+            ) { runner.waitingCount == 0 }
+            guard forgotten else { return }
+        }
+    }
+
+    // Look at where ManualRunner keeps its retry interval, its timers and its books: in the
+    // runner, or in a static or global that every runner shares, which the last runner made
+    // sets for all. Lesson: "Retrying with a timer".
+    // Covers: C31
+    // Paths: interference, values
+    @Test("two runners with different retry intervals each retry at their own pace")
+    func twoRunnersRetryAtTheirOwnPace() async {
+        LastWords.forget("twoRunners")
+        let outcome = await #expect(
+            processExitsWith: .success,
+            """
+            The child process should end normally. It stopped: two runners, one with a 2 s retry \
+            interval and one with a short one, did not each retry at their own pace with their \
+            own books. \(lesson.see("Retrying with a timer"))
+            """
+        ) {
+            TwoRunners.keepTheirOwn()
+        }
+        LastWords.explain("twoRunners", outcome)
+    }
+
     /// What a runner that keeps retrying a finished operation did wrong, case by case.
     static func stillRetried(_ when: SecondHandOver, waitingCount: Int) -> String {
         switch when {
@@ -785,5 +843,62 @@ struct RetryingSpecs {
             operation is done with. \(lesson.see("Retrying with a timer"))
             """
         }
+    }
+}
+
+/// Two runners in one process, run in a child process of its own: a mistake that keeps a
+/// runner's state in a static is set and reset by every runner the other specs make.
+enum TwoRunners {
+    /// A runner with a 2 s interval and one with a short interval, both made before either is
+    /// handed an operation: each keeps its own pace, books and timer.
+    static func keepTheirOwn() {
+        let clock = ContinuousClock()
+        let began = clock.now
+        let slow = ManualRunner(retryInterval: .seconds(2))
+        let fast = ManualRunner(retryInterval: RetryingSpecs.interval)
+        let slowOperation = ProbeOperation(readyWhen: { false })
+        slow.run(slowOperation)
+        let looksAtHandOver = slowOperation.readinessChecks
+        let ready = Protected(false)
+        let fastOperation = ProbeOperation(readyWhen: { ready.value })
+        fast.run(fastOperation)
+        if slow.waitingCount != 1 || fast.waitingCount != 1 {
+            LastWords.fail(
+                "twoRunners",
+                """
+                Each runner was handed one operation that was not ready; their waitingCount were \
+                \(slow.waitingCount) and \(fast.waitingCount), expected 1 and 1. The runners \
+                share their books: keep them in the runner, not in a static.
+                """)
+        }
+        ready.withValue { $0 = true }
+        guard settles(within: Chapter4Bound.retry, { fastOperation.runCount == 1 }) else {
+            LastWords.fail(
+                "twoRunners",
+                """
+                The runner with the short interval never started its operation once it was ready \
+                (waitingCount \(fast.waitingCount)), while a runner made before it, with a 2 s \
+                interval, retried another: a timer or ticker shared by every runner, or \
+                made only for the first, leaves the second without retries.
+                """)
+        }
+        // Its first look is due 2 s after run(_:): none may come before, with or without a runner beside it.
+        let lookedEarly = settles(within: Chapter4Bound.quietPeriod) {
+            slowOperation.readinessChecks > looksAtHandOver
+        }
+        let looks = slowOperation.readinessChecks - looksAtHandOver
+        let elapsed = clock.now - began
+        guard elapsed < .milliseconds(1_500) else { return }  // too late to tell: its look may be due
+        if lookedEarly {
+            LastWords.fail(
+                "twoRunners",
+                """
+                The runner with a 2 s interval looked \(looks) times in \(Int(elapsed / .milliseconds(1))) ms \
+                at its waiting operation once a runner with a shorter interval had been made: the \
+                last runner's interval is used by all. Keep the interval in the runner that was \
+                given it.
+                """)
+        }
+        slowOperation.cancel()
     }
 }

@@ -21,6 +21,12 @@ enum Chapter4Bound {
     /// in which timers kept pace: on a machine that busy, it cannot tell a fast timer from a
     /// right one, and passes.
     static let paceWindows = 6
+
+    /// How long after a thread's first read of `isReady` its further reads count as the same look.
+    ///
+    /// Far below the shortest interval a runner may use (1 ms), scaled but never past half of
+    /// it: a design that reads `isReady` twice in one look is not a timer that fires twice.
+    static let oneLook: Duration = min(Bound.scaled(.microseconds(200)), .microseconds(500))
 }
 
 /// A non-concurrent operation that counts how often it is started and run, and on which thread.
@@ -33,7 +39,8 @@ final class ProbeOperation: Operation, @unchecked Sendable {  // its state lives
     private let readyWhen: @Sendable () -> Bool
     private let starts = Protected(0)
     private let runs = Protected(0)
-    private let readinessReads = Protected(0)
+    private let looks = Protected<(count: Int, thread: ObjectIdentifier?, began: ContinuousClock.Instant)>(
+        (0, nil, .now))
     private let blockSets = Protected(0)
     private let workThread = Protected<ObjectIdentifier?>(nil)
 
@@ -59,8 +66,12 @@ final class ProbeOperation: Operation, @unchecked Sendable {  // its state lives
     /// The thread the work ran on, if it ran.
     var ranOn: ObjectIdentifier? { workThread.value }
 
-    /// How many times anyone asked whether the operation is ready: a runner asks on every look.
-    var readinessChecks: Int { readinessReads.value }
+    /// How many times anyone looked at whether the operation is ready: a runner asks on every look.
+    ///
+    /// Reads of `isReady` made by one thread within `Chapter4Bound.oneLook` of the first are one
+    /// look: a runner may ask twice in one look (once with `isCancelled`, once alone), and that is
+    /// still one look. A timer that fires too often is still counted, a look per `oneLook` at least.
+    var readinessChecks: Int { looks.value.count }
 
     /// How many times anyone set the operation's completion block.
     var completionBlockSets: Int { blockSets.value }
@@ -74,7 +85,13 @@ final class ProbeOperation: Operation, @unchecked Sendable {  // its state lives
     }
 
     override var isReady: Bool {
-        readinessReads.withValue { $0 += 1 }
+        let now = ContinuousClock.now
+        let reader = currentThreadIdentity()
+        looks.withValue { looks in
+            if looks.count == 0 || looks.thread != reader || now - looks.began >= Chapter4Bound.oneLook {
+                looks = (looks.count + 1, reader, now)
+            }
+        }
         return super.isReady && (isCancelled || readyWhen())  // cancelled is ready, as Foundation's are
     }
 
