@@ -576,3 +576,74 @@ extension CancellationSpecs {
         }
     }
 }
+
+extension CancellationSpecs {
+    // Look at where the importer keeps its slots and the imports `cancelAll()` reaches: in the
+    // importer, or somewhere every importer shares (a static, a global, a pool per width)?
+    // Lessons: "A width is yours to keep", "Cancelling from outside the tree".
+    // Covers: C94, C97
+    // Paths: interference
+    @Test(
+        "two importers of the same width each run their own width, and cancelAll() on one leaves the other's import alone"
+    )
+    func twoImportersLeaveEachOtherAlone() async {
+        // In a process of its own: slots or records every importer shares would otherwise be
+        // taken and cancelled by the specs running beside it, and decide its verdict.
+        let outcome = await #expect(
+            processExitsWith: .success,
+            """
+            The child process that ran two importers stopped before it could judge. \
+            \(lesson.see("Cancelling from outside the tree"))
+            """
+        ) {
+            await CancellationSpecs.runTwoImporters()
+        }
+        LastWords.explain(outcome)
+    }
+
+    /// Two importers of width 2 on one card, each importing two photos that the card holds:
+    /// all four copies run at once; then `cancelAll()` on the first importer.
+    static func runTwoImporters() async {
+        let card = Card(holding: ["a1", "a2", "b1", "b2"])
+        defer { card.releaseAll() }
+        let one = Importer(card: card, width: 2)
+        let other = Importer(card: card, width: 2)
+        let first = RunningImport(one, ["a1", "a2"])
+        let second = RunningImport(other, ["b1", "b2"])
+        guard
+            await waitUntil(
+                "all four copies to run, two for each importer", timeout: patience,
+                hint: """
+                    Two importers of width 2 ran \(card.running.joined(separator: ", ")) at once. Each \
+                    importer's width is its own, as each queue's is: slots kept in a static, or shared \
+                    by every importer of the same width, let one importer's copies wait for another's. \
+                    \(lesson.see("A width is yours to keep"))
+                    """,
+                givingUpWhen: beyond(4, on: card), { card.running.count == 4 })
+        else { return }
+        one.cancelAll()
+        let hint = lesson.see("Cancelling from outside the tree")
+        guard
+            await waitUntil(
+                "the first importer's import to end after its cancelAll()", timeout: patience,
+                hint: "The card saw \(card.events.timeline). \(hint)", { first.result != nil })
+        else { return }
+        let reached = await comesTrue(within: window) {
+            second.result != nil || card.saw("b1 cancelled") || card.saw("b2 cancelled")
+        }
+        card.releaseAll()
+        guard await waitUntil("the second importer's import to end", hint: hint, { second.result != nil })
+        else { return }
+        #expect(
+            !reached && first.threwCancellation && second.ending == "returned b1, b2",
+            """
+            cancelAll() was called on the first of two importers while each ran an import; expected \
+            the first importer's import to throw CancellationError and the second's to go on and \
+            return b1 and b2. The first \(first.ending), the second \(second.ending), and the card saw \
+            \(card.events.timeline). cancelAll() reaches the imports of its own importer only: \
+            imports recorded in a static, or a registry every importer shares, are cancelled by \
+            any importer.
+            \(hint)
+            """)
+    }
+}

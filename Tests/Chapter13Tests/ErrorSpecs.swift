@@ -162,12 +162,13 @@ struct ErrorSpecs {
             """)
     }
 
-    // Look at what a failed copy does between its error and the slot it gives back, and at
-    // which error reaches the import's loop first. Lesson: "An error ends the group".
-    // Covers: C98
-    // Paths: reuse
+    // Look at what a failed copy does between its error and the slot it gives back, at which
+    // error reaches the import's loop first, and at what the loop counts as copied. Lessons:
+    // "An error ends the group", "Progress as it happens".
+    // Covers: C98, C95
+    // Paths: reuse, collaborators
     @Test(
-        "the slot a failed copy gives back starts no copy of its import, which throws that copy's error, round after round"
+        "the slot a failed copy gives back starts no copy of its import, which reports nothing and throws that copy's error, round after round"
     )
     func aFailedCopysSlotStartsNothing() async {
         let outcome = await #expect(
@@ -212,15 +213,22 @@ struct ErrorSpecs {
                 hint: "The card saw \(card.events.timeline). \(hint)", { running.result != nil })
             hold.release()
             guard ended else { return }
-            guard !card.saw("\(other) began"), running.ending == "threw “\(failing) cannot be read”" else {
+            // Nothing was copied, so nothing is reported: a copy skipped after the failure is no
+            // photo copied, though it may reach the loop before the failed copy's error does.
+            let reports = running.progress.all
+            guard !card.saw("\(other) began"), running.ending == "threw “\(failing) cannot be read”", reports.isEmpty
+            else {
                 Issue.record(
                     """
                     In round \(round) of \(rounds), \(failing) could not be read while \(other) waited for \
-                    its slot; the card saw \(card.events.timeline), and the import \(running.ending). \
-                    Expected \(other) never to begin and the import to throw \(failing)'s error. Mark \
-                    the import stopped before the failed copy gives its slot back, and let a copy \
-                    that finds the mark return no photo (or keep the first error with the mark and \
-                    throw that), so that no CancellationError of a skipped copy overtakes it.
+                    its slot; the card saw \(card.events.timeline), the import \(running.ending), and \
+                    progress reported \(reports.isEmpty ? "nothing" : reports.joined(separator: ", ")). \
+                    Expected \(other) never to begin, no report, since no photo was copied, and the \
+                    import to throw \(failing)'s error. Mark the import stopped before the failed copy \
+                    gives its slot back, and let a copy that finds the mark return no photo (or keep \
+                    the first error with the mark and throw that), so that no CancellationError of a \
+                    skipped copy overtakes it; a copy that returned no photo is not counted or \
+                    reported. \(lesson.see("Progress as it happens"))
                     \(hint)
                     """)
                 return

@@ -259,4 +259,57 @@ struct WidthSpecs {
             \(hint)
             """)
     }
+
+    // Look at where a new import's task gets its priority while another import is under way:
+    // from the task that asks for it, or from an import the importer already runs? Lessons:
+    // "Priority comes with the task tree", "A width is yours to keep".
+    // Covers: C99, C94
+    // Paths: values, interference
+    @Test(
+        "an import asked for at background priority while one asked for at high priority is under way copies at background, in the slot the other gives back"
+    )
+    func importsUnderWayKeepTheirOwnPriorities() async {
+        let card = Card(holding: ["u1", "b1"])
+        defer { card.releaseAll() }
+        let importer = Importer(card: card, width: 1)
+        let hint = lesson.see("Priority comes with the task tree")
+        let urgent = RunningImport(importer, ["u1"], priority: .high)
+        guard
+            await waitUntil(
+                "the copy of u1, asked for at high priority, to begin", hint: hint,
+                givingUpWhen: beyond(1, on: card), { card.saw("u1 began") })
+        else { return }
+        // Asked for from the lowest priority while u1 still copies; nothing awaits this import
+        // from a higher priority, so nothing may raise it. Its copy waits for u1's slot.
+        let background = RunningImport(importer, ["b1"], priority: .background)
+        guard !(await comesTrue(within: window) { card.peak > 1 }) else {
+            Issue.record(
+                "With a width of 1, \(card.began.joined(separator: " and ")) ran at once. \(lesson.see("A width is yours to keep"))"
+            )
+            return
+        }
+        card.release("u1")
+        guard
+            await waitUntil(
+                "the copy of b1, asked for at background priority, to begin in the slot u1 gave back", hint: hint,
+                givingUpWhen: beyond(1, on: card), { card.saw("b1 began") })
+        else { return }
+        card.releaseAll()
+        guard
+            await waitUntil("both imports to end", hint: hint, { urgent.result != nil && background.result != nil })
+        else { return }
+        let priorities = card.priorities
+        let seen = ["u1", "b1"].map { "\($0) at \(priorities[$0].map { "\($0)" } ?? "no priority")" }
+        #expect(
+            priorities["u1"] == .high && priorities["b1"] == .background && urgent.ending == "returned u1"
+                && background.ending == "returned b1",
+            """
+            An import asked for at high priority copied u1, and while it did, an import of b1 was \
+            asked for at background priority; the card saw \(seen.joined(separator: " and ")), and the \
+            imports \(urgent.ending) and \(background.ending). Each import's copies run at the \
+            priority of the task that asked for that import, also while another import runs: a \
+            priority taken from an import under way belongs to another caller.
+            \(hint)
+            """)
+    }
 }
