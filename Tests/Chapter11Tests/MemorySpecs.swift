@@ -41,7 +41,7 @@ struct EngineMemorySpecs {
         let updates = Recorder<String>()
         let screen = CallerState()
         let batch = CallerState()
-        let engine = SyncEngine { [screen] note in
+        let engine = SyncEngine(queue: queueOfItsOwn()) { [screen] note in
             withExtendedLifetime(screen) { updates.record(note.title) }
         }
         let done: @Sendable () -> Void = { [batch] in withExtendedLifetime(batch) { updates.record("done") } }

@@ -82,14 +82,43 @@ struct StoreQueueSpecs {
     }
 
     // The store is busy. Look at how SyncEngine hands its jobs to the store's queue, at the
-    // width of its queue and at uploadNow(_:). See "Running on a queue you own" and "A serial
-    // queue underneath is not a width of one".
+    // width of its queue and at uploadNow(_:), and, if only the default queue fails, at what
+    // init(queue:onSaved:) makes when it is given none. See "Running on a queue you own" and "A
+    // serial queue underneath is not a width of one".
     // Covers: C75, C76, C77
-    // Paths: values
-    @Test("while the store is busy, waiting jobs hold no thread, and an urgent note goes ahead of them")
-    func urgentUploadGoesAheadOfWaitingOnes() async {
+    // Paths: values, collaborators
+    @Test(
+        "while the store is busy, waiting jobs hold no thread, and an urgent note goes ahead of them",
+        arguments: QueueOrigin.allCases)
+    func urgentUploadGoesAheadOfWaitingOnes(queue: QueueOrigin) async {
+        switch queue {
+        case .given:
+            await Self.urgentGoesAhead(SyncEngine(queue: queueOfItsOwn()))
+        case .byDefault:
+            // In a process of its own: a default queue that every engine shares would let the
+            // engines of the specs beside this one stop the whole run.
+            let outcome = await #expect(
+                processExitsWith: .success,
+                """
+                The child process whose engine was made with the default queue stopped before it \
+                could judge. \(lesson.see("Running on a queue you own"))
+                """
+            ) {
+                await StoreQueueSpecs.urgentGoesAheadOnTheDefaultQueue()
+            }
+            LastWords.explain(outcome)
+        }
+    }
+
+    /// The scenario with an engine made without a queue; runs in an exit test.
+    static func urgentGoesAheadOnTheDefaultQueue() async {
+        exitIfStillRunning(after: Bound.standard * 3, status: EXIT_FAILURE)
+        await urgentGoesAhead(SyncEngine())
+    }
+
+    /// Asks `engine` for four notes and an urgent one while its store is busy, then lets the store go.
+    static func urgentGoesAhead(_ engine: SyncEngine) async {
         let store = Desk()
-        let engine = SyncEngine()
         engine.open(store)
         store.hold()
         defer { store.release() }
@@ -152,6 +181,14 @@ struct StoreQueueSpecs {
             \(lesson.see("Whose quality of service"))
             """)
     }
+}
+
+/// Where the operation queue of a spec's engine comes from.
+enum QueueOrigin: String, CaseIterable, Sendable, CustomStringConvertible {
+    case given = "a queue passed to init(queue:onSaved:)"
+    case byDefault = "the default queue of init(queue:onSaved:)"
+
+    var description: String { rawValue }
 }
 
 /// How urgent a class is, from background (0) to user-interactive (4).

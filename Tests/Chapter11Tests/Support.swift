@@ -9,6 +9,17 @@ let lesson = Lesson(chapter: 11)
 /// How long a scenario waits for what correct code does within milliseconds.
 let patience = Bound.scaled(.milliseconds(500))
 
+/// A new operation queue for one engine of a spec that runs in the shared test process.
+///
+/// Only exit tests, where the engine is alone in its process, make engines with the default
+/// queue. A default made once and handed to every engine (a `static`) would be shared by the
+/// engines of every spec running beside it: one spec's `open(_:)` would set the underlying queue
+/// of a queue holding another spec's jobs, which stops the whole process
+/// (swift-corelibs-foundation, `fatalError`), and every other spec's verdict with it.
+func queueOfItsOwn() -> OperationQueue {
+    OperationQueue()
+}
+
 /// The notes called `titles`.
 func notes(_ titles: String...) -> [Note] {
     titles.map { Note($0) }
