@@ -299,7 +299,11 @@ struct EarlyProgressSpecs {
                 ended before \(first) returned: a job that ends before any total was set is never \
                 counted, so the total must be raised before the jobs reach the queue.
                 \(lesson.see("Progress counts finished work"))
-                """
+                """,
+            givingUpWhen: {
+                jobs.allSatisfy(\.isFinished) && engine.progress.totalUnitCount == 0
+                    ? "every job ended, and progress has no total: it counts nothing" : nil
+            }
         ) { jobs.allSatisfy(\.isFinished) && engine.progress.fractionCompleted == 1 }
     }
 }

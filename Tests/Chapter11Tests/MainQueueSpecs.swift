@@ -457,7 +457,8 @@ struct ResumeAndStopSpecs {
     func stopEndsEveryUpload(upload: LateUpload) async {
         let store = Desk()
         let screen = Screen()
-        let engine = SyncEngine(queue: queueOfItsOwn(), onSaved: screen.onSaved)
+        let queue = queueOfItsOwn()
+        let engine = SyncEngine(queue: queue, onSaved: screen.onSaved)
         if upload == .askedAfterStop || upload == .waitingOnBusyStore { engine.open(store) }
         // A busy store: the jobs wait in the engine's queue and on the store's queue, unstarted.
         if upload == .waitingOnBusyStore { store.hold() }
@@ -481,7 +482,7 @@ struct ResumeAndStopSpecs {
                 \(lesson.see("Running on a queue you own"))
                 """,
             givingUpWhen: {
-                store.saves.count > 0 ? "the store saved \(store.saves.timeline) after stop()" : nil
+                store.saves.count > 0 ? "the store saved \(store.saves.timeline) after stop()" : stuck(jobs, in: queue)
             }
         ) { jobs.allSatisfy(\.isFinished) }
         #expect(
