@@ -27,7 +27,7 @@ struct MainQueueSpecs {
     func stopDropsOnlyTheEnginesUpdates() async {
         let store = Desk()
         let screen = Screen()
-        let engine = SyncEngine(onSaved: screen.onSaved)
+        let engine = SyncEngine(queue: queueOfItsOwn(), onSaved: screen.onSaved)
         engine.open(store)
         let bystander = Bystander()
         let saved = Protected(false)
@@ -70,7 +70,7 @@ struct MainQueueSpecs {
     func pauseHoldsOnlyTheEnginesUpdates() async {
         let store = Desk()
         let screen = Screen()
-        let engine = SyncEngine(onSaved: screen.onSaved)
+        let engine = SyncEngine(queue: queueOfItsOwn(), onSaved: screen.onSaved)
         engine.open(store)
         let saved = Protected(false)
         await onTheMainQueue("the operation that pauses updates") {
@@ -321,7 +321,7 @@ struct ResumeAndStopSpecs {
     func resumeDeliversHeldUpdatesAtOnce(next: AfterResuming) async {
         let store = Desk()
         let screen = Screen()
-        let engine = SyncEngine(onSaved: screen.onSaved)
+        let engine = SyncEngine(queue: queueOfItsOwn(), onSaved: screen.onSaved)
         engine.open(store)
         let saved = Protected(false)
         await onTheMainQueue("the operation that pauses updates") {
@@ -457,7 +457,8 @@ struct ResumeAndStopSpecs {
     func stopEndsEveryUpload(upload: LateUpload) async {
         let store = Desk()
         let screen = Screen()
-        let engine = SyncEngine(onSaved: screen.onSaved)
+        let queue = queueOfItsOwn()
+        let engine = SyncEngine(queue: queue, onSaved: screen.onSaved)
         if upload == .askedAfterStop || upload == .waitingOnBusyStore { engine.open(store) }
         // A busy store: the jobs wait in the engine's queue and on the store's queue, unstarted.
         if upload == .waitingOnBusyStore { store.hold() }
@@ -481,7 +482,7 @@ struct ResumeAndStopSpecs {
                 \(lesson.see("Running on a queue you own"))
                 """,
             givingUpWhen: {
-                store.saves.count > 0 ? "the store saved \(store.saves.timeline) after stop()" : nil
+                store.saves.count > 0 ? "the store saved \(store.saves.timeline) after stop()" : stuck(jobs, in: queue)
             }
         ) { jobs.allSatisfy(\.isFinished) }
         #expect(

@@ -35,13 +35,15 @@ struct EngineMemorySpecs {
     static func run(
         _ exit: EngineExit, stillOwned: @Sendable (SyncEngine) async -> Void = { _ in }
     ) async -> (
-        engine: WeakReference<SyncEngine>, screen: WeakReference<CallerState>, batch: WeakReference<CallerState>
+        engine: WeakReference<SyncEngine>, screen: WeakReference<CallerState>, batch: WeakReference<CallerState>,
+        queue: WeakReference<OperationQueue>
     )? {
         let store = Desk()
         let updates = Recorder<String>()
         let screen = CallerState()
         let batch = CallerState()
-        let engine = SyncEngine { [screen] note in
+        let queue = queueOfItsOwn()
+        let engine = SyncEngine(queue: queue) { [screen] note in
             withExtendedLifetime(screen) { updates.record(note.title) }
         }
         let done: @Sendable () -> Void = { [batch] in withExtendedLifetime(batch) { updates.record("done") } }
@@ -72,7 +74,7 @@ struct EngineMemorySpecs {
                         queue holds is the engine's to cancel and to end, or the batch's end that \
                         depends on it waits for good, with the caller's done.
                         \(lesson.see("Running on a queue you own"))
-                        """, { jobs.allSatisfy(\.isFinished) })
+                        """, givingUpWhen: { stuck(jobs, in: queue) }, { jobs.allSatisfy(\.isFinished) })
             else { return nil }
         }
         // The updates for a and b and the batch's done run now: delivered, held or dropped.
@@ -94,7 +96,7 @@ struct EngineMemorySpecs {
         }
         await stillOwned(engine)
         await onTheMainQueue("an operation queued after the exit") {}
-        return (WeakReference(engine), WeakReference(screen), WeakReference(batch))
+        return (WeakReference(engine), WeakReference(screen), WeakReference(batch), WeakReference(queue))
     }
 
     // The owner let go of the engine once its work ended. Look at what each update the engine
@@ -107,7 +109,7 @@ struct EngineMemorySpecs {
         "once its work ended and the owner let go, the engine and the caller's closures are freed",
         arguments: EngineExit.allCases)
     func nothingOutlivesTheEngine(exit: EngineExit) async {
-        guard let (engine, screen, batch) = await Self.run(exit) else { return }
+        guard let (engine, screen, batch, queue) = await Self.run(exit) else { return }
         func alive() -> String {
             let names =
                 (engine.value == nil ? [] : ["the engine"]) + (screen.value == nil ? [] : ["onSaved"])
@@ -132,7 +134,17 @@ struct EngineMemorySpecs {
                 that depends on them waits on the main queue for good, and keeps done. They are \
                 the engine's to end, at stop() and when the engine itself goes away.
                 \(lesson.see("Running on a queue you own"))
-                """
+                """,
+            givingUpWhen: {
+                // The engine is gone, so nothing can start what its suspended queue still holds.
+                guard engine.value == nil, let left = queue.value, left.isSuspended, left.operationCount > 0 else {
+                    return nil
+                }
+                return """
+                    the engine is gone and its queue, still suspended, holds \(left.operationCount) \
+                    operations that nothing will ever start, and with them what they keep
+                    """
+            }
         ) { engine.value == nil && screen.value == nil && batch.value == nil }
     }
 
@@ -146,7 +158,7 @@ struct EngineMemorySpecs {
         let kept = Protected<SyncEngine?>(nil)
         defer { kept.withValue { $0 = nil } }
         guard
-            let (_, _, batch) = await Self.run(
+            let (_, _, batch, _) = await Self.run(
                 .pausedThenStopped, stillOwned: { engine in kept.withValue { $0 = engine } })
         else { return }
         await waitUntil(

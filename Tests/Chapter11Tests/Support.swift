@@ -9,6 +9,38 @@ let lesson = Lesson(chapter: 11)
 /// How long a scenario waits for what correct code does within milliseconds.
 let patience = Bound.scaled(.milliseconds(500))
 
+/// A new operation queue for one engine of a spec that runs in the shared test process.
+///
+/// Only exit tests, where the engine is alone in its process, make engines with the default
+/// queue. A default made once and handed to every engine (a `static`) would be shared by the
+/// engines of every spec running beside it: one spec's `open(_:)` would set the underlying queue
+/// of a queue holding another spec's jobs, which stops the whole process
+/// (swift-corelibs-foundation, `fatalError`), and every other spec's verdict with it.
+func queueOfItsOwn() -> OperationQueue {
+    OperationQueue()
+}
+
+/// Says why `jobs` that have not finished never will, or nil while they still can.
+///
+/// They never will once each waits, unstarted, in `queue` while it is suspended: a suspended
+/// queue starts nothing, and a cancelled operation in a queue finishes only once the queue starts
+/// it. Only the engine could still resume the queue; a spec asks this once it calls the engine no
+/// more, and an engine that keeps its jobs in a suspended queue until `open(_:)` breaks C75
+/// anyway (the queue's underlying queue can be set only while it is empty).
+func stuck(_ jobs: [Operation], in queue: OperationQueue?) -> String? {
+    guard let queue, queue.isSuspended else { return nil }
+    let unfinished = jobs.filter { !$0.isFinished }
+    let held = Set(queue.operations.map(ObjectIdentifier.init))
+    guard !unfinished.isEmpty, unfinished.allSatisfy({ held.contains(ObjectIdentifier($0)) && !$0.isExecuting })
+    else { return nil }
+    let names = unfinished.map { $0.name ?? "an operation" }
+    return """
+        \(names.joined(separator: ", ")) \(names.count == 1 ? "waits" : "wait") in the engine's \
+        queue, which is suspended and so starts nothing: a cancelled operation in a queue finishes \
+        only once the queue starts it
+        """
+}
+
 /// The notes called `titles`.
 func notes(_ titles: String...) -> [Note] {
     titles.map { Note($0) }
