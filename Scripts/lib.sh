@@ -27,6 +27,18 @@ kata_has_check() {
     awk -F '\t' -v n="$1" -v c="$2" '!/^#/ && $1 == n { split($3, a, ","); for (i in a) if (a[i] == c) found = 1 } END { exit !found }' Chapters/chapters.tsv
 }
 
+# A digest of everything that decides chapter $1's verdicts: its starter and solution code, its
+# specs, mutants and controls, the support library and the manifest of the package (lessons and
+# hints are left out). Two work trees with the same digest give the chapter the same verdicts,
+# so a ten-round measurement stays good until the digest changes.
+kata_chapter_digest() {
+    local n=$1 files
+    files=$(find "Chapters/Chapter$n" "Solutions/Chapter$n" "Tests/Chapter${n}Tests" "Tests/Mutants/Chapter$n" \
+        "Tests/Controls/Chapter$n" Tests/KataTestSupport Package.swift -type f \( -name '*.swift' -o -name '*.patch' \) \
+        2> /dev/null | LC_ALL=C sort)
+    printf '%s\n%s\n' "$files" "$(printf '%s\n' "$files" | git hash-object --stdin-paths)" | git hash-object --stdin | cut -c1-12
+}
+
 # Whether $1 names a chapter in the manifest.
 kata_is_chapter() {
     kata_chapters | grep -qx "$1"
