@@ -3,7 +3,7 @@ import Foundation
 import KataTestSupport
 import Testing
 
-@Suite("Batches report their progress and their end", .watched)
+@Suite("Batches report their progress and their end", .watched, .enginesTried)
 struct BatchSpecs {
     // Look at SyncEngine.progress and at what upload(_:then:) and uploadNow(_:) do to it. When
     // does a queue's progress count a unit, and what must you set first? See "Progress counts
@@ -175,7 +175,7 @@ enum Batches: String, CaseIterable, Sendable, CustomStringConvertible {
     var description: String { rawValue }
 }
 
-@Suite("Each batch has its own end", .watched)
+@Suite("Each batch has its own end", .watched, .enginesTried)
 struct BatchEndSpecs {
     // Look at where upload(_:then:) keeps a batch's done until the batch ends, and at what
     // decides that it ended: the engine may have several batches in flight, and a batch may be
@@ -259,7 +259,7 @@ enum FirstCall: String, CaseIterable, Sendable, CustomStringConvertible {
     var description: String { rawValue }
 }
 
-@Suite("Progress counts jobs that end at once", .watched)
+@Suite("Progress counts jobs that end at once", .watched, .enginesTried)
 struct EarlyProgressSpecs {
     // The store is free, and the jobs end before the call that asked for them returns. Look at
     // where upload(_:then:) and uploadNow(_:) raise the total of SyncEngine.progress: before or

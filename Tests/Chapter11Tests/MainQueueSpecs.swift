@@ -16,7 +16,7 @@ private final class Bystander: Sendable {
     var hasRun: Bool { ran.value }
 }
 
-@Suite("The main queue belongs to the whole app", .watched)
+@Suite("The main queue belongs to the whole app", .watched, .enginesTried)
 struct MainQueueSpecs {
     // stop() is called on the main queue while the engine's updates wait there. Look at how
     // SyncEngine.stop() drops them, and at what else that touches. See "The main queue is
@@ -307,7 +307,7 @@ enum LateUpload: String, CaseIterable, Sendable, CustomStringConvertible {
     var description: String { rawValue }
 }
 
-@Suite("Held updates and stopped uploads", .watched)
+@Suite("Held updates and stopped uploads", .watched, .enginesTried)
 struct ResumeAndStopSpecs {
     // Updates a and b were held while paused. Look at what resumeUpdates() does with them: does
     // it deliver them itself, or send them to the main queue once more, behind whatever already

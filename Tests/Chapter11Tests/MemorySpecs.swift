@@ -26,7 +26,7 @@ enum EngineExit: String, CaseIterable, Sendable, CustomStringConvertible {
     var pauses: Bool { [.pausedThenResumed, .pausedThenStopped, .pausedThenLetGo].contains(self) }
 }
 
-@Suite("Nothing outlives an engine its owner let go of", .watched)
+@Suite("Nothing outlives an engine its owner let go of", .watched, .enginesTried)
 struct EngineMemorySpecs {
     /// Runs `exit` with an engine that only this function holds, and lets go of it.
     ///

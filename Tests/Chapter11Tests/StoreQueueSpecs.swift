@@ -308,7 +308,7 @@ extension OpeningScenario {
     }
 }
 
-@Suite("An urgent job is urgent when the queue gets it", .watched)
+@Suite("An urgent job is urgent when the queue gets it", .watched, .enginesTried)
 struct UrgentWhenAddedSpecs {
     // The store is busy with a; right after the urgent job reaches the queue, a ends and the
     // queue picks the next job. Look at when uploadNow(_:) sets its job's priority and class:
