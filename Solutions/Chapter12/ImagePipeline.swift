@@ -66,17 +66,25 @@ public final class ImagePipeline: @unchecked Sendable {  // mutable state only u
         fetch(request)
     }
 
-    /// Tells the pipeline that `row` scrolled into view: its fetch, if still waiting, goes first.
+    /// Tells the pipeline that `row` scrolled into view: the stage it waits for, if any, goes first.
     public func rowBecameVisible(_ row: Int) {
-        let waiting: RowRequest? = lock.withLock {
+        let raise: (() -> Void)? = lock.withLock {
             guard let request = rows[row], !request.visible else { return nil }
             request.visible = true
-            // A queued operation's priority may be read too late if changed (Chapter 6): a fetch
+            // A queued operation's priority may be read too late if changed (Chapter 6): a stage
             // that has not started is replaced by one queued at the new priority instead.
-            guard let fetch = request.stage as? FetchOperation, fetch.isWaiting else { return nil }
-            return request
+            switch request.stage {
+            case let fetch as FetchOperation where fetch.isWaiting:
+                return { self.fetch(request) }
+            case let stage as StageOperation:
+                // Taken from the waiting operation, which then finds nothing to run.
+                guard let work = stage.takeWorkIfNotStarted() else { return nil }
+                return { self.queue(stage.kind, for: request, work: work) }
+            default:
+                return nil
+            }
         }
-        if let waiting { fetch(waiting) }
+        raise?()
     }
 
     /// Tells the pipeline that `row` left the screen: its stages stop, and it gets nothing.
@@ -99,21 +107,32 @@ public final class ImagePipeline: @unchecked Sendable {  // mutable state only u
     private func decode(_ data: Data, for request: RowRequest) {
         let decoder = decoder
         let url = request.url
-        let decode = StageOperation { try decoder.decode(data, from: url) }
-        enqueue(decode, for: request, on: decodeQueue) { pipeline, request, decode in
-            switch decode.result {
-            case .success(let bitmap)?: pipeline.resize(bitmap, for: request)
-            case .failure(let error)?: pipeline.finish(request, with: .failure(error))
-            case nil: break
-            }
-        }
+        queue(.decode, for: request) { try decoder.decode(data, from: url) }
     }
 
     private func resize(_ bitmap: Bitmap, for request: RowRequest) {
         let resizer = resizer
-        let resize = StageOperation { try resizer.resize(bitmap) }
-        enqueue(resize, for: request, on: resizeQueue) { pipeline, request, resize in
-            if let result = resize.result { pipeline.finish(request, with: result) }
+        queue(.resize, for: request) { try resizer.resize(bitmap) }
+    }
+
+    /// Queues the decode or the resize of `request`, which runs `work`.
+    private func queue(
+        _ kind: StageOperation.Kind, for request: RowRequest, work: @escaping @Sendable () throws -> Bitmap
+    ) {
+        let stage = StageOperation(kind, work)
+        switch kind {
+        case .decode:
+            enqueue(stage, for: request, on: decodeQueue) { pipeline, request, decode in
+                switch decode.result {
+                case .success(let bitmap)?: pipeline.resize(bitmap, for: request)
+                case .failure(let error)?: pipeline.finish(request, with: .failure(error))
+                case nil: break
+                }
+            }
+        case .resize:
+            enqueue(stage, for: request, on: resizeQueue) { pipeline, request, resize in
+                if let result = resize.result { pipeline.finish(request, with: result) }
+            }
         }
     }
 
@@ -148,7 +167,7 @@ public final class ImagePipeline: @unchecked Sendable {  // mutable state only u
             return .some(previous)
         }
         guard case .some(let previous) = replaced else { return }
-        previous?.cancel()  // a finished stage ignores it; a waiting fetch being replaced stops
+        previous?.cancel()  // a finished stage ignores it; a waiting stage being replaced stops
     }
 
     private func isCurrent(_ stage: Operation, of request: RowRequest) -> Bool {

@@ -97,14 +97,27 @@ final class FetchOperation: Operation, @unchecked Sendable {  // `phase` is only
 
 /// An operation that runs one blocking stage (a decode or a resize) and keeps its outcome.
 final class StageOperation: Operation, @unchecked Sendable {  // `work` and `outcome` are only touched under `lock`
+    /// Which stage the operation runs.
+    enum Kind: Sendable {
+        case decode, resize
+    }
+
+    let kind: Kind
     private let lock = NSLock()
     /// The stage's work, which holds its input; dropped once it has run, so the input can go.
     private var work: (@Sendable () throws -> Bitmap)?  // protected by lock
     private var outcome: Result<Bitmap, any Error>?  // protected by lock
 
-    init(_ work: @escaping @Sendable () throws -> Bitmap) {
+    init(_ kind: Kind, _ work: @escaping @Sendable () throws -> Bitmap) {
+        self.kind = kind
         self.work = work
         super.init()
+    }
+
+    /// The work, if the operation has not begun it: taken away, so that the operation, when its
+    /// queue starts it, runs nothing and leaves no result. Nil once it has begun.
+    func takeWorkIfNotStarted() -> (@Sendable () throws -> Bitmap)? {
+        lock.withLock { work.take() }
     }
 
     /// The bitmap the stage made or its error; nil until it ran, and for good if cancelled first.

@@ -5,8 +5,8 @@ import Testing
 
 /// Tries scrolling rows into view in a process of its own before a spec does so here.
 ///
-/// `rowBecameVisible(_:)` may meet a fetch that waits in its queue, or a row whose stage is
-/// running. A pipeline that hands a waiting fetch to its queue again, to have it sorted anew,
+/// `rowBecameVisible(_:)` may meet a fetch, a decode or a resize that waits in its queue, or a
+/// row whose stage is running. A pipeline that hands a waiting fetch to its queue again, to have it sorted anew,
 /// traps ("already in a queue"), and would stop every spec of the run; tried first, it costs
 /// only the specs that scroll a row into view.
 enum Preflight {
@@ -22,9 +22,9 @@ enum Preflight {
                 processExitsWith: .success,
                 """
                 Expected rowBecameVisible(_:) to put the row first and return. Tried in a process of \
-                its own, for a row whose fetch waited in its queue and for one whose fetch was \
-                downloading, it stopped the process (a signal) or hung it (exit code 3). Most often \
-                the pipeline added the waiting fetch to its queue a second time to have it sorted \
+                its own, for rows whose fetch, decode or resize waited in its queue and for one whose \
+                fetch was downloading, it stopped the process (a signal) or hung it (exit code 3). Most \
+                often the pipeline added the waiting stage to its queue a second time to have it sorted \
                 anew: an operation that is already in a queue, running or finished cannot be added \
                 again, and Foundation stops the program. Replace a waiting stage with a new \
                 operation queued at the new priority, and cancel the old one.
@@ -59,6 +59,33 @@ enum Preflight {
         await list.scrollIntoView(0)
         LastWords.note(
             name, "rows 0 and 1 had scrolled into view, and the process stopped once their downloads were let go.")
+        studio.releaseAll()
+        _ = await comesTrue(within: patience) { list.deliveries(to: 1).count == 1 }
+        await MainQueue.drain()
+        for stage in [Stage.decode, .resize] { await scrollInWhileWaiting(for: stage, widths: widths) }
+    }
+
+    /// Scrolls into view a row whose decode or resize waits in its queue behind another row's.
+    private static func scrollInWhileWaiting(for stage: Stage, widths: StageWidths) async {
+        let name = "pipelineRowsScrolledIn"
+        let studio = Studio(holding: [stage], widths: widths)
+        defer { studio.releaseAll() }
+        let list = ListView(ImagePipeline(fetcher: studio, decoder: studio, resizer: studio, widths: widths))
+        await list.show("held", in: 0, visible: false)
+        _ = await comesTrue(within: patience) { studio.saw("held \(stage) began") }
+        await list.show("waiting", in: 1, visible: false)
+        _ = await comesTrue(within: patience) { studio.saw("waiting \(stage.previous!) ended") }
+        await waitUntil(1, rowsWaitFor: stage, in: studio)
+        LastWords.note(
+            name,
+            "row 1 scrolled into view while its \(stage) waited in the queue, and rowBecameVisible(_:) never returned.")
+        await list.scrollIntoView(1)
+        LastWords.note(
+            name,
+            """
+            row 1 had scrolled into view while its \(stage) waited, and the process stopped once the \
+            \(stage) ahead of it was let go.
+            """)
         studio.releaseAll()
         _ = await comesTrue(within: patience) { list.deliveries(to: 1).count == 1 }
         await MainQueue.drain()

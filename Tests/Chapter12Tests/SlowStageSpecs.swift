@@ -219,20 +219,24 @@ extension Chapter12Specs {
         }
 
         /// How the row on screen in `visibleRowsGoFirstAtEveryStage` came to be on screen.
-        enum OnScreen: String, Sendable, CustomStringConvertible {
+        enum OnScreen: String, Sendable, CaseIterable, CustomStringConvertible {
             case fromTheStart = "asked for on screen"
             case scrolledInWhileFetching = "prefetched, then scrolled into view while its fetch ran"
+            case scrolledInWhileWaiting = "prefetched, then scrolled into view while it waited for the stage"
 
             var description: String { rawValue }
         }
 
         // Look at the priority `ImagePipeline` gives a row's decode and resize, not only its fetch,
-        // and at what `rowBecameVisible(_:)` remembers for the stages a row has not reached yet.
-        // Lesson: "Visible rows first" and Chapter 6.
+        // and at what `rowBecameVisible(_:)` does to a stage that already waits in its queue and
+        // remembers for the stages a row has not reached yet. Lesson: "Visible rows first" and
+        // Chapter 6.
         // Covers: C87, C43, C48
+        // Paths: values
         @Test(
-            "when rows wait for a decode or a resize, a row on screen starts before rows being prefetched, also one that scrolled into view while it downloaded",
-            .preflightScrolling, arguments: [Stage.decode, .resize], [OnScreen.fromTheStart, .scrolledInWhileFetching])
+            "when rows wait for a decode or a resize, a row on screen starts before rows being prefetched, also one that scrolled into view while it downloaded or waited",
+            .preflightScrolling,
+            arguments: [Stage.decode, .resize], OnScreen.allCases)
         func visibleRowsGoFirstAtEveryStage(_ stage: Stage, _ onScreen: OnScreen) async {
             let widths = StageWidths(fetches: 3, decodes: 1, resizes: 1)
             let scrolledIn = onScreen == .scrolledInWhileFetching
@@ -246,7 +250,7 @@ extension Chapter12Specs {
             let before = stage.previous!
             // The prefetched rows reach the stage first, so that a queue that ignores priority starts them first.
             for (waiting, (row, image)) in [(5, "soon1"), (6, "soon2"), (1, "now")].enumerated() {
-                await list.show(image, in: row, visible: image == "now" && !scrolledIn)
+                await list.show(image, in: row, visible: image == "now" && onScreen == .fromTheStart)
                 if image == "now" && scrolledIn {
                     guard await waitUntil("now's fetch to begin", { studio.saw("now fetch began") }) else { return }
                     // On screen before its decode and resize exist: whatever queues them must know.
@@ -257,6 +261,12 @@ extension Chapter12Specs {
                     return
                 }
                 await waitUntil(waiting + 1, rowsWaitFor: stage, in: studio)
+                if image == "now" && onScreen == .scrolledInWhileWaiting {
+                    // Its stage waits in its queue, queued as a prefetched row's.
+                    await list.scrollIntoView(1)
+                    // A design that queues a replacement shows one more waiting operation.
+                    await waitUntil(waiting + 2, rowsWaitFor: stage, in: studio)
+                }
             }
             studio.release("first")
             let hint = lesson.see("Visible rows first")
@@ -265,16 +275,28 @@ extension Chapter12Specs {
                     "another \(stage) to begin once row 0's ended", hint: hint, { studio.began(stage).count >= 2 })
             else { return }
             let next = studio.began(stage)[1]
-            let row1 =
-                scrolledIn
-                ? "row 1, prefetched too, scrolled into view while its fetch ran" : "row 1 was on screen"
-            let however =
-                scrolledIn
-                ? " A row that scrolled into view is on screen for every stage it has not reached yet." : ""
+            let (row1, however) =
+                switch onScreen {
+                case .fromTheStart: ("row 1 was on screen", "")
+                case .scrolledInWhileFetching:
+                    (
+                        "row 1, prefetched too, scrolled into view while its fetch ran",
+                        " A row that scrolled into view is on screen for every stage it has not reached yet."
+                    )
+                case .scrolledInWhileWaiting:
+                    (
+                        "row 1, prefetched too, scrolled into view while its \(stage) waited",
+                        """
+                         A row that scrolls into view goes first at the stage it already waits for too: \
+                        its waiting operation was queued at a prefetched row's priority, so replace it with one \
+                        queued at the new priority.
+                        """
+                    )
+                }
             #expect(
                 next == "now",
                 """
-                Rows 5 and 6 were being prefetched and \(row1); then all three waited for the \(stage) \
+                Rows 5 and 6 were being prefetched and \(row1); all three waited for the \(stage) \
                 slot. Expected row 1's \(stage) (now) to begin next, but \(next)'s did. A row on screen \
                 goes first at every stage, not only for its fetch.\(however)
                 \(hint)
