@@ -167,4 +167,90 @@ struct MemorySpecs {
                 && callbacks.allSatisfy { $0.value == nil }
         }
     }
+
+    // What `outcome(of:)` answers belongs to one importer, and goes with it. Look at where
+    // `PhotoImporter` keeps it, and at what it is found by: a record kept by the importer's
+    // `ObjectIdentifier` outlives its importer, and a new importer made at the freed one's address
+    // has the same identifier. Runs in a child process: such a record lives in a `static`, which
+    // the specs beside this one would fill too.
+    // Covers: C81, C60
+    // Paths: memory, interference
+    @Test("a new importer answers nil for a photo it never added, also one made where a freed importer was")
+    func aNewImporterKnowsNothingOfAFreedOne() async {
+        LastWords.forget(FreedImporterScenario.name)
+        let outcome = await #expect(
+            processExitsWith: .success,
+            """
+            An importer imported IMG_0001, answered its outcome, and was let go; importers made \
+            afterwards, one of them at the freed importer's address, should each answer nil for \
+            IMG_0001, which none of them added.
+            \(lesson.see("Keep your own references"))
+            """
+        ) {
+            await FreedImporterScenario.run()
+        }
+        LastWords.explain(FreedImporterScenario.name, outcome)
+    }
+}
+
+/// An importer imports a photo and is let go; importers are then made, one at a time, until one
+/// sits where the freed one was, and each is asked for that photo.
+enum FreedImporterScenario {
+    static let name = "freedImporterAddressReused"
+    static let photo = "IMG_0001"
+
+    /// Where an object sits in memory, as its `ObjectIdentifier` shows it.
+    static func address(of object: AnyObject) -> Int {
+        ObjectIdentifier(object).hashValue
+    }
+
+    /// Imports the photo with an importer only this function holds, and asks it for the photo's
+    /// outcome; returns where the importer was and a weak reference to it.
+    static func importAndLetGo() async -> (address: Int, importer: WeakReference<PhotoImporter>) {
+        let importer = PhotoImporter(source: InstantSource(), width: 1)
+        let job = importer.add(photo)
+        guard await comesTrue(within: Bound.standard, { job.isFinished }) else {
+            LastWords.fail(name, "The import of \(photo), from a card that copies at once, never finished.")
+        }
+        _ = await comesTrue(within: Bound.scaled(.milliseconds(20))) { importer.queue.operationCount == 0 }
+        let expected = ImportOutcome.imported(bytes: photo.utf8.count)
+        let answer = importer.outcome(of: photo)
+        guard answer == expected else {
+            LastWords.fail(
+                name,
+                """
+                The importer that imported \(photo) answered outcome(of: "\(photo)") with \
+                \(answer.map { "\($0)" } ?? "nil") once the import had finished; expected \(expected). \
+                The queue lets go of a finished import: keep your own record of it.
+                """)
+        }
+        return (address(of: importer), WeakReference(importer))
+    }
+
+    static func run() async {
+        exitIfStillRunning(after: Bound.standard * 3, status: EXIT_FAILURE)
+        let (freedAt, first) = await importAndLetGo()
+        // Whatever keeps the importer alive is another spec's mistake; here only a freed one counts.
+        guard await comesTrue(within: Bound.standard, { first.value == nil }) else { return }
+        for attempt in 1...200 {
+            let importer = PhotoImporter(source: InstantSource(), width: 1)
+            let there = address(of: importer) == freedAt
+            if let answer = importer.outcome(of: photo) {
+                let place =
+                    there
+                    ? "at the address where the freed importer had been (importer number \(attempt) made since)"
+                    : "elsewhere in memory"
+                LastWords.fail(
+                    name,
+                    """
+                    A new importer, made \(place), answered outcome(of: "\(photo)") with \(answer), \
+                    though it never added that photo: a freed importer's record answered for it. What \
+                    the importer knows lives in the importer, and goes with it; a record kept by the \
+                    importer's ObjectIdentifier outlives it, and a new object at the same address has \
+                    the same identifier.
+                    """)
+            }
+            if there { return }
+        }
+    }
 }
