@@ -82,3 +82,39 @@ final class Watch: Sendable {
         watched.value.filter { $0.operation != nil }.map(\.name)
     }
 }
+
+/// Stands for whoever asked for a report (a screen, a view model): a deliver closure holds it,
+/// as an app's closure would hold its `self`.
+final class Caller: Sendable {
+    /// The caller's name in messages.
+    let name: String
+
+    init(_ name: String) {
+        self.name = name
+    }
+
+    /// A deliver closure that holds this caller and records the report's title.
+    func deliver(into recorder: Recorder<String>) -> @Sendable (Report) -> Void {
+        { [self] report in
+            withExtendedLifetime(self) { recorder.record(report.title) }
+        }
+    }
+}
+
+/// Callers a spec watches without keeping them alive.
+final class CallerWatch: Sendable {
+    private let watched = Protected<[WeakReference<Caller>]>([])
+
+    /// Starts watching `caller`.
+    func add(_ caller: Caller) {
+        watched.withValue { $0.append(WeakReference(caller)) }
+    }
+
+    /// How many callers were watched in all.
+    var count: Int { watched.value.count }
+
+    /// The names of the watched callers that are still in memory.
+    var alive: [String] {
+        watched.value.compactMap { $0.value?.name }
+    }
+}

@@ -137,10 +137,11 @@ enum WaitingScenario {
         let ledger = Ledger(holding: ["January"])
         let generator = ReportGenerator(source: ledger)
         let arrived = Gate("the digest")
-        let months = Protected<[String]>([])  // the reports the digest's sections came from
-        let digest = generator.digest("Jan-Apr", of: ["January", "February", "March", "April"], sections: ["sales"]) {
+        let reported = Protected<[String]>([])  // the reports the digest's sections came from
+        let months = ["January", "February", "March", "April", "May", "June"]
+        let digest = generator.digest("Jan-Jun", of: months, sections: ["sales"]) {
             report in
-            months.withValue { $0 = report.sections.map(\.report) }
+            reported.withValue { $0 = report.sections.map(\.report) }
             arrived.open()
         }
         guard settles(within: patience, { ledger.loadCount(of: "January") > 0 }) else {
@@ -163,24 +164,24 @@ enum WaitingScenario {
                 must not wait inside the ledger queue for work that needs that queue's only slot.
                 """)
         }
-        let kept = months.value.filter { $0 != "February" }
-        guard kept == ["January", "March", "April"] else {
+        let kept = reported.value.filter { $0 != "February" }
+        guard kept == ["January", "March", "April", "May", "June"] else {
             LastWords.fail(
                 "digestCancelledPart",
                 """
-                The digest of January to April, whose February part was cancelled, arrived with \
-                sections from \(months.value); expected those of January, March and April, in that \
+                The digest of January to June, whose February part was cancelled, arrived with \
+                sections from \(reported.value); expected those of January, March, April, May and June, in that \
                 order (February's too if the digest loads them itself). A digest reads every part \
                 it was given, however many, in the order asked for. \(lesson.see("Waiting inside a queue"))
                 """)
         }
-        let may = Gate("May")
-        generator.generate("May", sections: ["sales"]) { _ in may.open() }
-        guard may.wait(timeout: patience) else {
+        let july = Gate("July")
+        generator.generate("July", sections: ["sales"]) { _ in july.open() }
+        guard july.wait(timeout: patience) else {
             LastWords.fail(
                 "digestCancelledPart",
                 """
-                The digest with a cancelled part arrived, but May, asked for afterwards, never \
+                The digest with a cancelled part arrived, but July, asked for afterwards, never \
                 did (waited \(patience.seconds) s): something still holds the ledger queue's only slot.
                 """)
         }
@@ -252,7 +253,75 @@ enum WaitingScenario {
                 newest without keeping its job. \(lesson.see("What dependencies keep alive"))
                 """)
         }
-        withExtendedLifetime(screen) {}
+
+        // A second screen, on the same generator, made before either refreshes again: each
+        // screen's newest refresh is its own.
+        let otherShown = Protected<[String]>([])
+        let other = ReportScreen(generator: generator) { report in
+            otherShown.withValue { $0.append(report.title) }
+        }
+        OperationQueue.main.addOperation {
+            screen.refresh("April", sections: ["sales"])
+            other.refresh("May", sections: ["sales"])
+        }
+        guard settles(within: patience, { shown.value.contains("April sales") && otherShown.value == ["May"] }) else {
+            LastWords.fail(
+                "refresh",
+                """
+                Two screens on one generator each asked for a report, in one block on the main \
+                queue; \(patience.seconds) s later the first showed \(shown.value.dropFirst()) (expected \
+                [\"April sales\"]) and the second \(otherShown.value) (expected [\"May\"]). One screen's \
+                refresh made the other's report look stale: the number or job that names the newest \
+                refresh is kept where every screen shares it (a static), not in the screen. \
+                \(lesson.see("Waiting on the main queue"))
+                """)
+        }
+
+        // A refresh whose job is cancelled before it runs (the app cancels everything on the
+        // ledger): nothing of it stays, and the next refresh is shown as the first was.
+        generator.queue.isSuspended = true
+        let asked = Gate("refresh() of June returned")
+        OperationQueue.main.addOperation {
+            screen.refresh("June", sections: ["sales"])
+            asked.open()
+        }
+        guard asked.wait(timeout: patience) else {
+            LastWords.fail(
+                "refresh", "refresh() of June, on the main queue, did not return within \(patience.seconds) s.")
+        }
+        let june = Watch()
+        for operation in generator.queue.operations { june.add(operation, as: "June's cancelled job") }
+        generator.queue.cancelAllOperations()
+        generator.queue.isSuspended = false
+        guard settles(within: patience, { june.alive.isEmpty }) else {
+            LastWords.fail(
+                "refresh",
+                """
+                June's refresh was cancelled with cancelAllOperations() before its job ran, and \
+                \(patience.seconds) s later, while the screen was still held, \(june.alive) was still \
+                in memory: something the screen let go of only once a report was shown (a spinner \
+                or timer that captures the job, a list of pending jobs) never lets go of a job that \
+                has no report. \(lesson.see("What dependencies keep alive"))
+                """)
+        }
+        OperationQueue.main.addOperation { screen.refresh("July", sections: ["sales"]) }
+        guard settles(within: patience, { shown.value.contains("July sales") }) else {
+            LastWords.fail(
+                "refresh",
+                """
+                After June's refresh was cancelled before its job ran, the screen was refreshed \
+                with July, which never appeared (waited \(patience.seconds) s; the screen showed \
+                \(shown.value)). The screen keeps a state that only a shown report resets (a \
+                "refresh in flight" flag, a queue of waiting requests): a cancelled job delivers \
+                no report, so every exit of a refresh must leave the screen ready for the next. \
+                \(lesson.see("Waiting on the main queue"))
+                """)
+        }
+        guard !shown.value.contains(where: { $0.hasPrefix("June") }) else {
+            LastWords.fail(
+                "refresh", "The screen showed June's report, although June's job was cancelled before it ran.")
+        }
+        withExtendedLifetime((screen, other)) {}
     }
 
     /// Flushes between two held reports, and on an idle generator.
@@ -316,14 +385,19 @@ enum WaitingScenario {
         }
         ledger.release("February")
 
-        // A report whose caller lowered its priority after asking: a barrier still waits for it.
+        // A report and a digest whose callers lowered their priority after asking: a barrier
+        // still waits for both.
         generator.queue.isSuspended = true
         let june = generator.generate("June", sections: ["sales"]) { _ in }
         june.queuePriority = .veryLow
+        let summer = generator.digest("Summer", of: ["July", "August"], sections: ["sales"]) { _ in }
+        summer.queuePriority = .veryLow
         let juneFinished = Protected<Bool?>(nil)  // whether June had finished when done ran
+        let summerFinished = Protected<Bool?>(nil)  // whether the Summer digest had finished when done ran
         let lowDone = Gate("flush after a low-priority report")
         generator.flush {
             juneFinished.withValue { $0 = june.isFinished }
+            summerFinished.withValue { $0 = summer.isFinished }
             lowDone.open()
         }
         generator.queue.isSuspended = false
@@ -343,6 +417,18 @@ enum WaitingScenario {
                 June's caller had lowered its priority, and a width-one queue starts the ready \
                 operation of highest priority first, so an operation added last runs before it. \
                 Only a barrier waits for everything added before it, whatever its priority. \
+                \(lesson.see("Barriers instead of waits"))
+                """)
+        }
+        guard summerFinished.value == true else {
+            LastWords.fail(
+                "flush",
+                """
+                flush() called back before the Summer digest was built, although it was asked for \
+                before the flush (its caller had lowered its priority, as June's had). Reports \
+                chain to the newest report, but a digest is not in that chain: an operation that \
+                waits for the newest report only, or for anything less than everything added \
+                before it, misses the digest. A barrier waits for every operation added before it. \
                 \(lesson.see("Barriers instead of waits"))
                 """)
         }
@@ -393,15 +479,15 @@ struct WaitingSpecs {
     // Covers: C62
     // Paths: values, reuse
     @Test(
-        "a digest of four months, one of whose parts was cancelled, still arrives with the other parts, and leaves the ledger free"
+        "a digest of six months, one of whose parts was cancelled, still arrives with all the other parts, and leaves the ledger free"
     )
     func digestWithACancelledPartStillArrives() async {
         LastWords.forget("digestCancelledPart")
         let outcome = await #expect(
             processExitsWith: .success,
             """
-            Expected a digest of four months whose February part was cancelled before it ran to \
-            arrive within \(patience.seconds) s with the other three months' sections, and the next \
+            Expected a digest of six months whose February part was cancelled before it ran to \
+            arrive within \(patience.seconds) s with the other five months' sections, and the next \
             report to be built after it.
             \(lesson.see("Waiting inside a queue"))
             """
@@ -413,11 +499,13 @@ struct WaitingSpecs {
 
     // refresh() is called on the main queue. Read ReportScreen.refresh: does it wait, and does
     // what it waits for need the main queue? See "Waiting on the main queue". Once the report
-    // is shown, what does the screen still hold? See "What dependencies keep alive".
-    // Covers: C63, C65
-    // Paths: memory
+    // is shown, what does the screen still hold? See "What dependencies keep alive". Where does
+    // the screen keep the newest refresh, and what happens to it when a refresh's job is
+    // cancelled and delivers nothing?
+    // Covers: C63, C65, C101
+    // Paths: memory, reuse, interference, collaborators
     @Test(
-        "refresh() returns at once on the main queue, the report appears when it is built, and the screen lets its job go"
+        "refresh() returns at once on the main queue, the report appears when it is built, and the screen lets its job go, also a cancelled one's; two screens keep their own newest refresh"
     )
     func refreshLeavesTheMainQueueFree() async {
         LastWords.forget("refresh")
@@ -426,7 +514,9 @@ struct WaitingSpecs {
             """
             Expected refresh(), called on the main queue, to return while the report was still \
             being built, the main queue to stay free, the report to appear once built, and its \
-            job to be freed while the screen was still held.
+            job to be freed while the screen was still held; two screens refreshed at once to \
+            show one report each; a refresh whose job was cancelled to leave nothing in memory \
+            and the next refresh to be shown.
             \(lesson.see("Waiting on the main queue"))
             """
         ) {
