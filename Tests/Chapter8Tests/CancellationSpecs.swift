@@ -287,6 +287,100 @@ struct CancellingAtAnyMoment {
     }
 }
 
+extension CancellingAtAnyMoment {
+    // Look at start() between the moment it finds isCancelled false and the moment the Task it made
+    // can be found by cancel(), and the lesson's "Forward cancel() to the Task": a cancel() on
+    // another thread that lands in between finds no Task, and the work runs on for nobody.
+    // Covers: C24, C50, C61
+    // Paths: interference
+    @Test(
+        "cancel() and start() called at the same moment on two threads, round after round, never lose the cancel",
+        .preflightCancelling)
+    func cancelRacingStartIsNeverLost() async {
+        let loader = ScriptedLoader()
+        let rounds = 500
+        let operations = (0..<rounds).map {
+            ThumbnailOperation(imageName: "r\($0)", width: thumbnailWidth, loader: loader)
+        }
+        defer {
+            loader.releaseAll()
+            withExtendedLifetime(operations) {}
+        }
+        let ended = Protected(0)
+        StartAgainstCancel.race(operations) { ended.withValue { $0 += 1 } }
+        guard
+            await waitUntil(
+                "\(rounds) rounds of start() on one thread against cancel() on another to return",
+                hint: loader.trace.lifecycle(missing: "a start() or a cancel() never returned") + "\n"
+                    + lesson.see("Forward cancel() to the Task"),
+                { ended.value == rounds })
+        else { return }
+        // Both calls of every round returned: a Task of a cancelled operation is cancelled by now,
+        // so a fetch still waiting for the spec is one whose cancel was lost.
+        let lost = { operations.filter { loader.isWaiting("fetch \($0.imageName)") } }
+        guard
+            await waitUntil(
+                "every operation, each cancelled while another thread started it, to finish",
+                hint: loader.trace.lifecycle(missing: "some never finished") + "\n"
+                    + lesson.see("Forward cancel() to the Task"),
+                givingUpWhen: {
+                    let stranded = lost()
+                    guard let first = stranded.first else { return nil }
+                    return """
+                        in \(stranded.count) of \(rounds) rounds the cancel() was lost: the operation reports \
+                        isCancelled \(first.isCancelled) and isExecuting \(first.isExecuting), yet its fetch \
+                        (\(first.imageName)) waits and its Task was never cancelled. A cancel() that came after \
+                        start() checked isCancelled but before the Task was stored found nothing to cancel: \
+                        check, create and store in one critical section, or check isCancelled again once \
+                        the Task is stored
+                        """
+                },
+                { operations.allSatisfy(\.isFinished) })
+        else { return }
+        let wrong = operations.filter { !isCancellation($0.result) || $0.isExecuting }
+        #expect(
+            wrong.isEmpty,
+            """
+            Every operation was cancelled while another thread started it; \(wrong.count) of them finished \
+            otherwise (\(wrong.first.map { "\($0.imageName): \(describe($0.result))" } ?? "")); expected \
+            failure(CancellationError()) and isExecuting false for each.
+            \(lesson.see("Forward cancel() to the Task"))
+            """)
+    }
+}
+
+/// Calls start() on one thread and cancel() on another at the same moment, one operation per round.
+enum StartAgainstCancel {
+    /// Runs the rounds on threads of their own and calls `roundEnded` once both calls of a round returned.
+    static func race(_ operations: [ThumbnailOperation], roundEnded: @escaping @Sendable () -> Void) {
+        let (startGo, cancelGo) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let (startDone, cancelDone) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        Thread.detachNewThread {
+            for operation in operations {
+                startGo.wait()
+                operation.start()
+                startDone.signal()
+            }
+        }
+        Thread.detachNewThread {
+            for operation in operations {
+                cancelGo.wait()
+                operation.cancel()
+                cancelDone.signal()
+            }
+        }
+        Thread.detachNewThread {
+            for _ in operations {
+                startGo.signal()
+                cancelGo.signal()
+                startDone.wait()
+                cancelDone.wait()
+                roundEnded()
+            }
+        }
+    }
+}
+
 /// Waits briefly for the step `name` to see its task's cancellation, which a forwarded `cancel()` causes at once.
 func cancellationReached(
     _ name: String,
