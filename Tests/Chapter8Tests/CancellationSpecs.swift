@@ -306,18 +306,25 @@ extension CancellingAtAnyMoment {
             loader.releaseAll()
             withExtendedLifetime(operations) {}
         }
-        let ended = Protected(0)
-        StartAgainstCancel.race(operations) { ended.withValue { $0 += 1 } }
+        // Both calls of a round returned: a Task of the cancelled operation is cancelled by now, so
+        // a fetch still waiting for the spec is one whose cancel was lost. The rounds stop at the
+        // first such fetch seen among the last few rounds.
+        let ended = Protected((rounds: 0, stopped: false))
+        StartAgainstCancel.race(
+            operations,
+            lostOne: { round in
+                operations[max(0, round - 16)...round].contains { loader.isWaiting("fetch \($0.imageName)") }
+            },
+            ended: { stopped in ended.withValue { $0 = ($0.rounds + 1, stopped) } })
         guard
             await waitUntil(
                 "\(rounds) rounds of start() on one thread against cancel() on another to return",
                 hint: loader.trace.lifecycle(missing: "a start() or a cancel() never returned") + "\n"
                     + lesson.see("Forward cancel() to the Task"),
-                { ended.value == rounds })
+                { ended.value.rounds == rounds || ended.value.stopped })
         else { return }
-        // Both calls of every round returned: a Task of a cancelled operation is cancelled by now,
-        // so a fetch still waiting for the spec is one whose cancel was lost.
-        let lost = { operations.filter { loader.isWaiting("fetch \($0.imageName)") } }
+        let played = operations.prefix(ended.value.rounds)
+        let lost = { played.filter { loader.isWaiting("fetch \($0.imageName)") } }
         guard
             await waitUntil(
                 "every operation, each cancelled while another thread started it, to finish",
@@ -327,7 +334,7 @@ extension CancellingAtAnyMoment {
                     let stranded = lost()
                     guard let first = stranded.first else { return nil }
                     return """
-                        in \(stranded.count) of \(rounds) rounds the cancel() was lost: the operation reports \
+                        in \(stranded.count) of \(played.count) rounds the cancel() was lost: the operation reports \
                         isCancelled \(first.isCancelled) and isExecuting \(first.isExecuting), yet its fetch \
                         (\(first.imageName)) waits and its Task was never cancelled. A cancel() that came after \
                         start() checked isCancelled but before the Task was stored found nothing to cancel: \
@@ -335,11 +342,12 @@ extension CancellingAtAnyMoment {
                         the Task is stored
                         """
                 },
-                { operations.allSatisfy(\.isFinished) })
+                { played.allSatisfy(\.isFinished) })
         else { return }
-        let wrong = operations.filter { !isCancellation($0.result) || $0.isExecuting }
+        let wrong = played.filter { !isCancellation($0.result) || $0.isExecuting }
+        let allCancelled = wrong.isEmpty
         #expect(
-            wrong.isEmpty,
+            allCancelled,
             """
             Every operation was cancelled while another thread started it; \(wrong.count) of them finished \
             otherwise (\(wrong.first.map { "\($0.imageName): \(describe($0.result))" } ?? "")); expected \
@@ -351,13 +359,19 @@ extension CancellingAtAnyMoment {
 
 /// Calls start() on one thread and cancel() on another at the same moment, one operation per round.
 enum StartAgainstCancel {
-    /// Runs the rounds on threads of their own and calls `roundEnded` once both calls of a round returned.
-    static func race(_ operations: [ThumbnailOperation], roundEnded: @escaping @Sendable () -> Void) {
+    /// Runs the rounds on threads of their own. After each round, `lostOne(round)` says whether a
+    /// cancel was seen lost (the rounds then stop), and `ended(stopped)` counts the round.
+    static func race(
+        _ operations: [ThumbnailOperation], lostOne: @escaping @Sendable (Int) -> Bool,
+        ended: @escaping @Sendable (_ stopped: Bool) -> Void
+    ) {
         let (startGo, cancelGo) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
         let (startDone, cancelDone) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let stop = Protected(false)
         Thread.detachNewThread {
             for operation in operations {
                 startGo.wait()
+                if stop.value { return }
                 operation.start()
                 startDone.signal()
             }
@@ -365,17 +379,25 @@ enum StartAgainstCancel {
         Thread.detachNewThread {
             for operation in operations {
                 cancelGo.wait()
+                if stop.value { return }
                 operation.cancel()
                 cancelDone.signal()
             }
         }
         Thread.detachNewThread {
-            for _ in operations {
+            for round in operations.indices {
                 startGo.signal()
                 cancelGo.signal()
                 startDone.wait()
                 cancelDone.wait()
-                roundEnded()
+                let lost = lostOne(round)
+                ended(lost)
+                if lost {
+                    stop.withValue { $0 = true }
+                    startGo.signal()
+                    cancelGo.signal()
+                    return
+                }
             }
         }
     }
