@@ -287,6 +287,122 @@ struct CancellingAtAnyMoment {
     }
 }
 
+extension CancellingAtAnyMoment {
+    // Look at start() between the moment it finds isCancelled false and the moment the Task it made
+    // can be found by cancel(), and the lesson's "Forward cancel() to the Task": a cancel() on
+    // another thread that lands in between finds no Task, and the work runs on for nobody.
+    // Covers: C24, C50, C61
+    // Paths: interference
+    @Test(
+        "cancel() and start() called at the same moment on two threads, round after round, never lose the cancel",
+        .preflightCancelling)
+    func cancelRacingStartIsNeverLost() async {
+        let loader = ScriptedLoader()
+        let rounds = 500
+        let operations = (0..<rounds).map {
+            ThumbnailOperation(imageName: "r\($0)", width: thumbnailWidth, loader: loader)
+        }
+        defer {
+            loader.releaseAll()
+            withExtendedLifetime(operations) {}
+        }
+        // Both calls of a round returned: a Task of the cancelled operation is cancelled by now, so
+        // a fetch still waiting for the spec is one whose cancel was lost. The rounds stop at the
+        // first such fetch seen among the last few rounds.
+        let ended = Protected((rounds: 0, stopped: false))
+        StartAgainstCancel.race(
+            operations,
+            lostOne: { round in
+                operations[max(0, round - 16)...round].contains { loader.isWaiting("fetch \($0.imageName)") }
+            },
+            ended: { stopped in ended.withValue { $0 = ($0.rounds + 1, stopped) } })
+        guard
+            await waitUntil(
+                "\(rounds) rounds of start() on one thread against cancel() on another to return",
+                hint: loader.trace.lifecycle(missing: "a start() or a cancel() never returned") + "\n"
+                    + lesson.see("Forward cancel() to the Task"),
+                { ended.value.rounds == rounds || ended.value.stopped })
+        else { return }
+        let played = operations.prefix(ended.value.rounds)
+        let lost = { played.filter { loader.isWaiting("fetch \($0.imageName)") } }
+        guard
+            await waitUntil(
+                "every operation, each cancelled while another thread started it, to finish",
+                hint: loader.trace.lifecycle(missing: "some never finished") + "\n"
+                    + lesson.see("Forward cancel() to the Task"),
+                givingUpWhen: {
+                    let stranded = lost()
+                    guard let first = stranded.first else { return nil }
+                    return """
+                        in \(stranded.count) of \(played.count) rounds the cancel() was lost: the operation reports \
+                        isCancelled \(first.isCancelled) and isExecuting \(first.isExecuting), yet its fetch \
+                        (\(first.imageName)) waits and its Task was never cancelled. A cancel() that came after \
+                        start() checked isCancelled but before the Task was stored found nothing to cancel: \
+                        check, create and store in one critical section, or check isCancelled again once \
+                        the Task is stored
+                        """
+                },
+                { played.allSatisfy(\.isFinished) })
+        else { return }
+        let wrong = played.filter { !isCancellation($0.result) || $0.isExecuting }
+        let allCancelled = wrong.isEmpty
+        #expect(
+            allCancelled,
+            """
+            Every operation was cancelled while another thread started it; \(wrong.count) of them finished \
+            otherwise (\(wrong.first.map { "\($0.imageName): \(describe($0.result))" } ?? "")); expected \
+            failure(CancellationError()) and isExecuting false for each.
+            \(lesson.see("Forward cancel() to the Task"))
+            """)
+    }
+}
+
+/// Calls start() on one thread and cancel() on another at the same moment, one operation per round.
+enum StartAgainstCancel {
+    /// Runs the rounds on threads of their own. After each round, `lostOne(round)` says whether a
+    /// cancel was seen lost (the rounds then stop), and `ended(stopped)` counts the round.
+    static func race(
+        _ operations: [ThumbnailOperation], lostOne: @escaping @Sendable (Int) -> Bool,
+        ended: @escaping @Sendable (_ stopped: Bool) -> Void
+    ) {
+        let (startGo, cancelGo) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let (startDone, cancelDone) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let stop = Protected(false)
+        Thread.detachNewThread {
+            for operation in operations {
+                startGo.wait()
+                if stop.value { return }
+                operation.start()
+                startDone.signal()
+            }
+        }
+        Thread.detachNewThread {
+            for operation in operations {
+                cancelGo.wait()
+                if stop.value { return }
+                operation.cancel()
+                cancelDone.signal()
+            }
+        }
+        Thread.detachNewThread {
+            for round in operations.indices {
+                startGo.signal()
+                cancelGo.signal()
+                startDone.wait()
+                cancelDone.wait()
+                let lost = lostOne(round)
+                ended(lost)
+                if lost {
+                    stop.withValue { $0 = true }
+                    startGo.signal()
+                    cancelGo.signal()
+                    return
+                }
+            }
+        }
+    }
+}
+
 /// Waits briefly for the step `name` to see its task's cancellation, which a forwarded `cancel()` causes at once.
 func cancellationReached(
     _ name: String,

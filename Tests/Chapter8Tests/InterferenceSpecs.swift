@@ -5,12 +5,15 @@ import Testing
 
 @Suite("Each thumbnail operation owns its own work", .watched)
 struct TwoThumbnails {
-    // Two thumbnails working at once, one cancelled. Look at where ThumbnailOperation keeps its
-    // Task and its "cancelled" state: in the operation, or somewhere every operation shares (a
-    // static, a global, a registry keyed by name)? See "Forward cancel() to the Task".
+    // Two thumbnails working at once, one cancelled; then two of the same picture; then operations
+    // cancelled before they started and let go. Look at where ThumbnailOperation keeps its Task
+    // and its "cancelled" state: in the operation, or somewhere every operation shares (a static,
+    // a global, a registry keyed by name or by ObjectIdentifier)? See "Forward cancel() to the Task".
     // Covers: C24, C61
-    // Paths: interference, reuse
-    @Test("cancelling one of two working thumbnails stops only its own work, and a later one still runs")
+    // Paths: interference, reuse, memory
+    @Test(
+        "cancelling one of two working thumbnails, even of the same picture, stops only its own work, and later ones still run"
+    )
     func cancellingOneLeavesTheOtherAlone() async {
         // In a process of its own: state every operation shares would otherwise be set and reset
         // by the specs running beside it, and decide this spec's verdict.
@@ -81,5 +84,102 @@ struct TwoThumbnails {
                 operation shares, and that nothing resets, retires every later operation.
                 """)
         }
+        await cancelOneOfTwins(scenario)
+        await cancelledAndLetGoRetiresNoOther(scenario, loader)
+    }
+
+    /// Two thumbnails of one picture at two widths, each with a loader of its own: cancelling the
+    /// first leaves the second working, and it still finishes with its own thumbnail.
+    private static func cancelOneOfTwins(_ scenario: String) async {
+        let smallLoader = ScriptedLoader()
+        let largeLoader = ScriptedLoader()
+        let small = ThumbnailOperation(imageName: "p", width: thumbnailWidth, loader: smallLoader)
+        let large = ThumbnailOperation(imageName: "p", width: 2 * thumbnailWidth, loader: largeLoader)
+        defer {
+            smallLoader.endSpec(keepingAlive: small)
+            largeLoader.endSpec(keepingAlive: large)
+        }
+        small.start()
+        large.start()
+        guard
+            await comesTrue(
+                within: Bound.standard, { smallLoader.isWaiting("fetch p") && largeLoader.isWaiting("fetch p") })
+        else {
+            LastWords.fail(
+                scenario,
+                """
+                Two thumbnails of picture p (\(thumbnailWidth) and \(2 * thumbnailWidth) px) were started; \
+                their fetches did not both begin: \(smallLoader.trace.timeline); \(largeLoader.trace.timeline).
+                """)
+        }
+        small.cancel()
+        let largeTouched = { largeLoader.trace.contains("fetch p saw cancellation") || large.isFinished }
+        guard await comesTrue(within: Bound.standard, { small.isFinished || largeTouched() }), !largeTouched()
+        else {
+            LastWords.fail(
+                scenario,
+                """
+                Two thumbnails of picture p were working; cancelling the \(thumbnailWidth) px one reached the \
+                \(2 * thumbnailWidth) px one (its loader saw \(largeLoader.trace.timeline); its result is \
+                \(describe(large.result))), and the cancelled one \(small.isFinished ? "finished" : "never finished"). \
+                A Task kept by the picture's name belongs to whichever operation of that picture started \
+                last. Each operation keeps its own Task.
+                """)
+        }
+        largeLoader.resume("fetch p")
+        largeLoader.resume("resize p")
+        guard await comesTrue(within: Bound.standard, { large.isFinished }),
+            (try? large.result?.get()) == Thumbnail(name: "p", width: 2 * thumbnailWidth), isCancellation(small.result)
+        else {
+            LastWords.fail(
+                scenario,
+                """
+                After the \(thumbnailWidth) px thumbnail of p was cancelled and the other's work ended, their \
+                results are \(describe(small.result)) and \(describe(large.result)); expected \
+                failure(CancellationError()) and success(p, \(2 * thumbnailWidth) px).
+                """)
+        }
+    }
+
+    /// An operation cancelled before anyone started it, then let go, three times over: the operation
+    /// made right after it (often at the address it freed) and started is not retired by it.
+    private static func cancelledAndLetGoRetiresNoOther(_ scenario: String, _ loader: ScriptedLoader) async {
+        var later: [ThumbnailOperation] = []
+        defer { withExtendedLifetime(later) {} }
+        for round in 1...3 {
+            let name = "n\(round)"
+            let (next, atFreedAddress) = madeAfterOneCancelledAndLetGo(name, loader)
+            later.append(next)
+            next.start()
+            // A retired operation is finished at once: no need to wait out the bound for its fetch.
+            guard await comesTrue(within: Bound.standard, { loader.isWaiting("fetch \(name)") || next.isFinished }),
+                loader.isWaiting("fetch \(name)")
+            else {
+                LastWords.fail(
+                    scenario,
+                    """
+                    An operation was cancelled before anyone started it, and its owner let go of it. Then \
+                    operation \(name) was made\(atFreedAddress ? ", at the very address the cancelled one had freed," : "") \
+                    and started: it never fetched, and its result is \(describe(next.result)) although \
+                    nobody cancelled it (isCancelled \(next.isCancelled)). A cancel that is remembered \
+                    outside the operation (a static flag the next start() finds, a set of \
+                    ObjectIdentifiers that outlives the operations) reaches operations it never belonged to.
+                    """)
+            }
+        }
+    }
+
+    /// Cancels an operation nobody started, lets go of it, and makes the next one on the same
+    /// thread, with nothing between: the allocator usually hands the freed address on.
+    private static func madeAfterOneCancelledAndLetGo(
+        _ name: String, _ loader: ScriptedLoader
+    ) -> (ThumbnailOperation, atFreedAddress: Bool) {
+        var cancelled: ThumbnailOperation? = ThumbnailOperation(
+            imageName: "dropped", width: thumbnailWidth, loader: loader)
+        cancelled?.cancel()
+        let freed = cancelled.map { ObjectIdentifier($0) }
+        cancelled = nil
+        let next = ThumbnailOperation(imageName: name, width: thumbnailWidth, loader: loader)
+        return (next, ObjectIdentifier(next) == freed)
     }
 }

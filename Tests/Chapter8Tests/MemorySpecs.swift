@@ -63,6 +63,11 @@ struct OperationMemory {
         else { return }
         let outcome = describe(operation?.result)
         operation = nil
+        // Once the operation is over, a fetch that still waits after the cancel returned belongs to
+        // a Task nobody cancelled: it holds what it captured for as long as the fetch waits, so the
+        // spec gives up once that has lasted a while instead of waiting out the whole bound.
+        let stillFetching = { loader.isWaiting("fetch a") && !loader.trace.contains("fetch a saw cancellation") }
+        var fetchingSince: ContinuousClock.Instant?
         await waitUntil(
             "the operation to be freed once \(exit) and nothing else held it",
             hint: """
@@ -72,6 +77,20 @@ struct OperationMemory {
                 finished operation must keep nothing alive, itself included, on every way out.
                 \(lesson.see("Finish when the work ends, once"))
                 """,
+            givingUpWhen: {
+                guard stillFetching() else {
+                    fetchingSince = nil
+                    return nil
+                }
+                let since = fetchingSince ?? ContinuousClock.now
+                fetchingSince = since
+                guard ContinuousClock.now - since >= Bound.scaled(.milliseconds(200)) else { return nil }
+                return """
+                    the operation is over (\(outcome)) while its fetch still waits and never saw a \
+                    cancellation: cancel() did not reach the Task, which works on for nobody and keeps \
+                    what it captured. \(lesson.see("Forward cancel() to the Task"))
+                    """
+            },
             { freed.value == nil })
     }
 }

@@ -57,10 +57,13 @@ struct PublishingTheResult {
     }
 
     // Look at how the Task handles what the loader throws, and the lesson's "Publish the result,
-    // then announce": where does the error go?
+    // then announce": where does the error go, whichever step threw it?
     // Covers: C61
-    @Test("when the fetch throws, the operation finishes and its result is that error", .preflight)
-    func errorIsPublished() async {
+    // Paths: values
+    @Test(
+        "when the fetch or the resize throws, the operation finishes and its result is that error", .preflight,
+        arguments: ["fetch", "resize"])
+    func errorIsPublished(step: String) async {
         let loader = ScriptedLoader()
         let operation = TracedThumbnail("a", loader: loader)
         let dependent = sentinel(after: operation)
@@ -69,12 +72,21 @@ struct PublishingTheResult {
 
         queue.enqueue([operation, dependent])
         guard await waitForLaunch(operation, loader) else { return }
-        loader.fail("fetch a", with: LoaderError.missing("a"))
+        if step == "resize" {
+            loader.resume("fetch a")
+            guard
+                await waitUntil(
+                    "the resize of a to begin after its fetch returned",
+                    hint: loader.trace.lifecycle(missing: "resize never began") + "\n" + lesson.see("Steps"),
+                    { loader.isWaiting("resize a") })
+            else { return }
+        }
+        loader.fail("\(step) a", with: LoaderError.missing("a"))
         guard
             await waitUntil(
-                "the operation whose fetch failed to finish and its dependent to run",
+                "the operation whose \(step) threw to finish and its dependent to run",
                 hint: loader.trace.lifecycle(missing: "it never finished, or the dependent never ran") + "\n"
-                    + "A failure ends the work too: it must finish the operation.\n"
+                    + "A failure ends the work too, in either step: it must finish the operation.\n"
                     + lesson.see("Finish when the work ends, once"),
                 { operation.isFinished && loader.trace.contains { $0.hasPrefix("sentinel ran") } })
         else { return }
@@ -84,7 +96,7 @@ struct PublishingTheResult {
         #expect(
             thrown == .missing("a"),
             """
-            After the fetch threw LoaderError.missing("a"), the result is \(describe(result)); expected \
+            After the \(step) threw LoaderError.missing("a"), the result is \(describe(result)); expected \
             that error. \(loader.trace.lifecycle(missing: "…"))
             \(lesson.see("Publish the result, then announce"))
             """)
@@ -96,7 +108,7 @@ struct PublishingTheResult {
     // Paths: values
     @Test(
         "the thumbnail is as wide as the operation was asked for, at any width", .preflight,
-        arguments: [1, 63, 65, 101, 4096])
+        arguments: [1, 63, 65, 101, 4096, 4097, 1 << 20])
     func resultHasTheWidthAskedFor(width: Int) async {
         let loader = ScriptedLoader()
         let operation = ThumbnailOperation(imageName: "a", width: width, loader: loader)
