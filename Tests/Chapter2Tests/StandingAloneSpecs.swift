@@ -81,8 +81,14 @@ struct EachOperationStandsAlone {
         for round in 1...rounds {
             do {
                 let finished = InvocationOperation(target: pantry, method: Pantry.count, argument: "teff")
-                if cancelled { finished.cancel() }
-                queue.addOperation(finished)
+                if cancelled {
+                    // Started by hand, a cancelled operation finishes at once on this thread, as
+                    // a queue would retire it, without waiting for a thread of the queue's.
+                    finished.cancel()
+                    finished.start()
+                } else {
+                    queue.addOperation(finished)
+                }
                 guard settles(within: Bound.standard, { finished.isFinished }) else { return (answers, round) }
             }
             let fresh = InvocationOperation(target: pantry, method: Pantry.count, argument: "kamut")
