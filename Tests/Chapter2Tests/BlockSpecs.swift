@@ -271,6 +271,40 @@ struct BlockOperationGroups {
     }
 
     // Hint: Batch, "Block operations". Where does a batch keep whether it was submitted, and
+    // can a new batch find an old one's "submitted" there?
+    // Covers: C14
+    // Paths: memory, interference
+    @Test("a new batch takes pieces until it is submitted, however many submitted batches were let go before it")
+    func newBatchStartsOpen() async {
+        let queue = OperationQueue()
+        var (refused, takenLate) = (0, 0)
+        for _ in 1...200 {
+            let batch = Batch()
+            do {
+                try batch.add {}
+            } catch {
+                refused += 1
+            }
+            let operation = batch.submit(to: queue)
+            _ = settles(within: Bound.standard) { operation.isFinished }
+            do {
+                try batch.add {}
+                takenLate += 1
+            } catch {}
+        }
+        #expect(
+            refused == 0 && takenLate == 0,
+            """
+            200 times, a new batch was given a piece, submitted, given another piece, and let go. \
+            Expected every new batch to take its first piece and refuse the one after submit(to:); \
+            \(refused) refused the first, and \(takenLate) took the late one. A new object often \
+            gets the address of one just freed, so "submitted" kept by ObjectIdentifier, or \
+            anywhere outside the batch, closes batches nobody submitted.
+            \(lesson.see("Block operations"))
+            """)
+    }
+
+    // Hint: Batch, "Block operations". Where does a batch keep whether it was submitted, and
     // whose is it?
     // Covers: C14
     // Paths: interference
