@@ -68,11 +68,12 @@ struct BlockOperationGroups {
     // Covers: C14
     // Paths: values
     @Test(
-        "while any of the batch's pieces is still running, the first, a middle or the last of three, or the last of ten, the batch's operation is not finished; a batch with no pieces (0) finishes at once",
-        arguments: [0, 1, 2, 3, 10])
+        "while any of the batch's pieces is still running, the first, a middle or the last of three, or the last of ten or of a hundred, the batch's operation is not finished; a batch with no pieces (0) finishes at once",
+        arguments: [0, 1, 2, 3, 10, 100])
     func finishedOnlyWhenAllAre(stillRunning slowPiece: Int) async throws {
-        // 0: a batch with no pieces, whose operation has nothing to wait for; 10: the last of
-        // ten pieces, more than a design that caps the blocks per operation puts in one.
+        // 0: a batch with no pieces, whose operation has nothing to wait for; 10 and 100: the
+        // last of ten or of a hundred pieces, more than a design that caps the blocks per
+        // operation (at three, at sixteen) puts in one.
         let pieces = slowPiece == 0 ? 0 : max(3, slowPiece)
         let queue = OperationQueue()
         let submitted = Gate("submit(to:) returned the operation")
@@ -230,6 +231,79 @@ struct BlockOperationGroups {
             """)
     }
 
+    // Hint: Batch.submit(to:), "Block operations". When does the batch count as submitted:
+    // before it hands its operation to the queue, or only afterwards?
+    // Covers: C14
+    // Paths: collaborators, interference
+    @Test(
+        "a piece added while submit(to:) hands the batch's operation to the queue is refused, or runs as part of it: it is never taken and lost"
+    )
+    func addWhileHandingOver() async throws {
+        let queue = HandOverQueue()
+        let ran = Recorder<String>()
+        let batch = Batch()
+        try batch.add { ran.record("wash") }
+        let lateAdd = Protected<String?>(nil)
+        queue.whileHandingOver {
+            let answer: String
+            do {
+                try batch.add { ran.record("chop") }
+                answer = "took it"
+            } catch {
+                answer = "threw \(error)"
+            }
+            lateAdd.withValue { $0 = answer }
+        }
+        let operation = batch.submit(to: queue)
+        await waitUntil("the batch's operation to finish") { operation.isFinished }
+
+        #expect(
+            lateAdd.value == "threw alreadySubmitted" || (lateAdd.value == "took it" && ran.contains("chop")),
+            """
+            chop was added while submit(to:) handed the batch's operation to the queue; add(_:) \
+            \(lateAdd.value ?? "was never called (submit(to:) did not hand an operation to the queue)"), \
+            and the pieces that ran were: \(ran.timeline). Expected BatchError.alreadySubmitted, \
+            or chop to run as part of the operation. A batch that takes its pieces and marks \
+            itself submitted in two steps accepts a piece in between that no operation will run: \
+            set "submitted" in the same critical section that takes the pieces.
+            \(lesson.see("Block operations"))
+            """)
+    }
+
+    // Hint: Batch, "Block operations". Where does a batch keep whether it was submitted, and
+    // can a new batch find an old one's "submitted" there?
+    // Covers: C14
+    // Paths: memory, interference
+    @Test("a new batch takes pieces until it is submitted, however many submitted batches were let go before it")
+    func newBatchStartsOpen() async {
+        let queue = OperationQueue()
+        var (refused, takenLate) = (0, 0)
+        for _ in 1...200 {
+            let batch = Batch()
+            do {
+                try batch.add {}
+            } catch {
+                refused += 1
+            }
+            let operation = batch.submit(to: queue)
+            _ = settles(within: Bound.standard) { operation.isFinished }
+            do {
+                try batch.add {}
+                takenLate += 1
+            } catch {}
+        }
+        #expect(
+            refused == 0 && takenLate == 0,
+            """
+            200 times, a new batch was given a piece, submitted, given another piece, and let go. \
+            Expected every new batch to take its first piece and refuse the one after submit(to:); \
+            \(refused) refused the first, and \(takenLate) took the late one. A new object often \
+            gets the address of one just freed, so "submitted" kept by ObjectIdentifier, or \
+            anywhere outside the batch, closes batches nobody submitted.
+            \(lesson.see("Block operations"))
+            """)
+    }
+
     // Hint: Batch, "Block operations". Where does a batch keep whether it was submitted, and
     // whose is it?
     // Covers: C14
@@ -319,16 +393,22 @@ struct StepsInOrder {
             secondStarted.open()
             log.record("2 ends")
         }
-        steps.run(priority: priorities[2]) {
+        // What the last step captured: a runner that keeps its newest step keeps this one.
+        let lastGarnish = Garnish()
+        let capturedByLast = WeakReference(lastGarnish)
+        steps.run(priority: priorities[2]) { [lastGarnish] in
+            _ = lastGarnish.name
             log.record("3 starts")
             log.record("3 ends")
         }
         _ = consume garnish
+        _ = consume lastGarnish
         handedIn.open()
         await waitUntil("all three steps to end") { log.count == 6 }
         let firstStepLetGo = await comesTrue(within: Bound.standard) {
             withExtendedLifetime(steps) {
-                captured.value == nil && firstStepOperations.value.allSatisfy { $0.value == nil }
+                captured.value == nil && capturedByLast.value == nil
+                    && firstStepOperations.value.allSatisfy { $0.value == nil }
             }
         }
 
@@ -343,9 +423,9 @@ struct StepsInOrder {
             limited to one operation at a time, picks the next by priority.
             \(lesson.see("When order matters"))
             """)
-        // A step of this runner that waits for a step of another runner: each runner is a line
-        // of its own, so the other runner's step runs meanwhile.
-        let other = OrderedSteps(label: "kata.chapter2.other")
+        // A step of this runner that waits for a step of another runner, made with the same
+        // label: each runner is a line of its own, so the other runner's step runs meanwhile.
+        let other = OrderedSteps(label: "kata.chapter2.steps")
         let otherStepRan = Gate("the other runner's step ran")
         let waited = Protected<Bool?>(nil)
         steps.run {
@@ -357,20 +437,24 @@ struct StepsInOrder {
         #expect(
             waited.value == true,
             """
-            A step of one runner waited for a step handed to another runner; that step did not \
-            run while it waited (\(Bound.standard.seconds) s). Each runner is a line of its own: \
-            steps of two runners keep their own orders and never wait for each other, as a queue \
-            shared by every runner would make them.
+            A step of one runner waited for a step handed to another runner with the same label; \
+            that step did not run while it waited (\(Bound.standard.seconds) s). Each runner is a \
+            line of its own, whatever its label (a label only names the queue for debugging \
+            tools): steps of two runners keep their own orders and never wait for each other, as \
+            a queue shared by every runner, or by every runner of one label, would make them.
             \(lesson.see("When order matters"))
             """)
         #expect(
             firstStepLetGo,
             """
             All three steps ended and the runner is still in use, but the first step (or the \
-            garnish it captured, or its operation) is still alive: the runner keeps the steps it \
-            was given, so everything they captured stays as long as it lives. A list of every \
-            operation does that, and so does keeping the newest operation, which keeps the one \
-            before it as a dependency, and that one the one before it.
+            garnish it captured, or its operation) or the last step (or what it captured) is \
+            still alive (first: \(captured.value == nil ? "freed" : "kept"), last: \
+            \(capturedByLast.value == nil ? "freed" : "kept")): the runner keeps the steps it was \
+            given, so everything they captured stays as long as it lives. A list of every \
+            operation does that, keeping the newest step does it for the last one, and keeping \
+            the newest operation keeps the one before it as a dependency, and that one the one \
+            before it.
             \(lesson.see("When order matters"))
             """)
     }

@@ -24,7 +24,7 @@ struct TheFactory {
     func tasksRunOnTheQueue() async throws {
         let queue = OperationQueue()
         let seen = Recorder<Averaging>()
-        let batches = [[3, 5, 7], [10, 20], [], [-4, 4, 6, 2]]
+        let batches = [[3, 5, 7], [10, 20], [], [-4, 4, 6, 2], [7]]
         // Only the tasks are kept, as a caller of a factory may do: nothing else holds the averager.
         let (tasks, averager): ([InvocationOperation<Averager, [Int], Int>], WeakReference<Averager>) = {
             let averager = Averager { readings in
@@ -42,7 +42,7 @@ struct TheFactory {
             """)
 
         for task in tasks { queue.addOperation(task) }
-        await waitUntil("all four tasks to finish") { tasks.allSatisfy(\.isFinished) }
+        await waitUntil("all \(batches.count) tasks to finish") { tasks.allSatisfy(\.isFinished) }
 
         let kept =
             averager.value == nil
@@ -52,9 +52,9 @@ struct TheFactory {
             """ : ""
         let answers = tasks.map { Answer(asking: $0) }
         #expect(
-            answers == [.value(5), .value(15), .value(0), .value(2)],
+            answers == [.value(5), .value(15), .value(0), .value(2), .value(7)],
             """
-            Expected the tasks' results to be 5, 15, 0 (no readings) and 2; they \
+            Expected the tasks' results to be 5, 15, 0 (no readings), 2 and 7 (one reading); they \
             \(answers.map(\.description).joined(separator: ", ")).\(kept)
             \(lesson.see("The factory"))
             """)
@@ -62,10 +62,11 @@ struct TheFactory {
             seen.count == batches.count && seen.all.allSatisfy(\.onQueue)
                 && Set(seen.all.map(\.readings)) == Set(batches),
             """
-            Expected each of the \(batches.count) batches of readings, the empty one too, to be \
-            averaged once by average(of:), inside an operation of the queue; the averaging calls \
-            were: \(seen.timeline). A task that answers for the averager without calling its \
-            method skips what the method does besides the sum.\(kept)
+            Expected each of the \(batches.count) batches of readings, the empty one and the one \
+            of a single reading too, to be averaged once by average(of:), inside an operation of \
+            the queue; the averaging calls were: \(seen.timeline). A task that answers for the \
+            averager without calling its method, for whatever batch, skips what the method does \
+            besides the sum.\(kept)
             \(lesson.see("The factory"))
             """)
     }
@@ -90,6 +91,12 @@ struct TheFactory {
             queue.addOperation(task)
             await waitUntil("the task to finish") { task.isFinished }
         }
+        // A second task for the same readings, handed out after the first one ran: the factory
+        // forgot the first, so this one averages on the queue too.
+        let again = averager.task(with: [2, 4])
+        queue.addOperation(again)
+        await waitUntil("the second task for [2, 4] to finish") { again.isFinished }
+        let againAnswer = Answer(asking: again)
         let unrun: (averager: WeakReference<Averager>, task: WeakReference<InvocationOperation<Averager, [Int], Int>>) =
             {
                 let other = Averager()
@@ -112,10 +119,13 @@ struct TheFactory {
                 """
         ) { unrun.averager.value == nil && unrun.task.value == nil }
         #expect(
-            seen.all.map(\.description) == ["average(of: [2, 4]) on the queue"],
+            seen.all.map(\.description) == Array(repeating: "average(of: [2, 4]) on the queue", count: 2)
+                && againAnswer == .value(3),
             """
-            Expected one averaging, of [2, 4], inside an operation of the queue, and none for the \
-            task that never ran; the averaging calls were: \(seen.timeline).
+            Expected two averagings of [2, 4], one per task that ran, each inside an operation of \
+            the queue, and none for the task that never ran; the averaging calls were: \
+            \(seen.timeline), and the second task \(againAnswer). A factory that remembers what it \
+            averaged hands out tasks that skip the method, and keeps every batch it ever saw.
             \(lesson.see("The factory"))
             """)
     }

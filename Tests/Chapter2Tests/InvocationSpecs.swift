@@ -93,7 +93,7 @@ struct ChoosingByName {
     // Paths: values
     @Test(
         "a name that is not on the menu is an error at creation",
-        arguments: ["", "Count", "delete"])
+        arguments: ["", "Count", "delete", " count", "count "])
     func unknownName(name: String) async throws {
         let queue = OperationQueue()
         let pantry = Pantry(queue: queue)

@@ -88,6 +88,7 @@ struct AskingTooEarlyOrTooLate {
             target: pantry, method: Pantry.count, argument: "millet")
         pantry.created.open()
         operation.cancel()
+        let seenByFoundation = operation.isCancelled
         let beforeQueued = Answer(asking: operation)
         queue.addOperation(operation)
         await waitUntil("the queue to retire the cancelled operation") { operation.isFinished }
@@ -101,6 +102,15 @@ struct AskingTooEarlyOrTooLate {
             queue retired it; it \(beforeQueued) before, and \(answer) after. A default value would \
             look like a real answer, and notFinished would make the caller wait for a result that \
             can never come.
+            \(lesson.see("Results, cancellation and errors"))
+            """)
+        #expect(
+            seenByFoundation,
+            """
+            Expected isCancelled to be true right after cancel(); it was false. A cancel() that \
+            keeps a flag of its own must still call super.cancel(): the queue and every \
+            dependent learn of the cancellation only from Foundation's flag, and an operation \
+            that waits for its dependencies is started early only when that flag is set.
             \(lesson.see("Results, cancellation and errors"))
             """)
         #expect(

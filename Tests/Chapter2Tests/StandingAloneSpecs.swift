@@ -52,25 +52,28 @@ struct EachOperationStandsAlone {
     // does a finished operation keep its outcome, and can a new operation find it there?
     // Covers: C13
     // Paths: memory, interference
-    @Test("a new operation has no result until it runs, however many finished operations were let go before it")
-    func newOperationStartsEmpty() async {
-        let (answers, stuck) = Self.askNewOperationsAfterFinishedOnes(rounds: 200)
+    @Test(
+        "a new operation has no result and is not cancelled until it runs, however many finished or cancelled operations were let go before it",
+        arguments: [RunExit.returned, .cancelledBeforeItRan])
+    func newOperationStartsEmpty(after exit: RunExit) async {
+        let (answers, stuck) = Self.askNewOperationsAfterFinishedOnes(rounds: 200, cancelled: exit != .returned)
         let wrong = answers.filter { $0 != .invocationError(.notFinished) }
         #expect(
             stuck == nil && wrong.isEmpty,
             """
-            200 times, an operation ran to its end and was let go, then a new one was made and \
-            asked for its result before any queue had it. Expected InvocationError.notFinished each \
-            time; \(stuck.map { "round \($0)'s operation never finished; " } ?? "")\(wrong.count) \
+            200 times, an operation (\(exit.testDescription)) was retired by the queue and let go, \
+            then a new one was made and asked for its result before any queue had it. Expected \
+            InvocationError.notFinished each time; \
+            \(stuck.map { "round \($0)'s operation never finished; " } ?? "")\(wrong.count) \
             answered otherwise (\(Set(wrong.map(\.description)).sorted().joined(separator: ", "))). \
-            A new object often gets the address of one just freed, so an outcome kept by \
-            ObjectIdentifier, or anywhere outside the operation, turns up as a stranger's result.
+            A new object often gets the address of one just freed, so an outcome or a cancellation \
+            kept by ObjectIdentifier, or anywhere outside the operation, turns up as a stranger's.
             \(lesson.see("Results, cancellation and errors"))
             """)
     }
 
-    /// Runs an operation to its end and lets it go, then asks a new one, `rounds` times.
-    static func askNewOperationsAfterFinishedOnes(rounds: Int) -> (answers: [Answer], stuck: Int?) {
+    /// Retires an operation (run, or cancelled first) and lets it go, then asks a new one, `rounds` times.
+    static func askNewOperationsAfterFinishedOnes(rounds: Int, cancelled: Bool) -> (answers: [Answer], stuck: Int?) {
         let queue = OperationQueue()
         let pantry = Pantry(queue: queue)
         pantry.created.open()
@@ -78,7 +81,14 @@ struct EachOperationStandsAlone {
         for round in 1...rounds {
             do {
                 let finished = InvocationOperation(target: pantry, method: Pantry.count, argument: "teff")
-                queue.addOperation(finished)
+                if cancelled {
+                    // Started by hand, a cancelled operation finishes at once on this thread, as
+                    // a queue would retire it, without waiting for a thread of the queue's.
+                    finished.cancel()
+                    finished.start()
+                } else {
+                    queue.addOperation(finished)
+                }
                 guard settles(within: Bound.standard, { finished.isFinished }) else { return (answers, round) }
             }
             let fresh = InvocationOperation(target: pantry, method: Pantry.count, argument: "kamut")

@@ -137,3 +137,31 @@ final class EagerQueue: OperationQueue, @unchecked Sendable {  // adds only a lo
         _ = settles(within: Bound.standard) { ops.allSatisfy(\.isFinished) }
     }
 }
+
+/// A queue that runs a body of the spec's inside the next `addOperation`, before the queue takes
+/// the operation: the moment a caller's `submit(to:)` hands its operation over.
+final class HandOverQueue: OperationQueue, @unchecked Sendable {  // adds only a Protected body
+    private let duringHandOver = Protected<(@Sendable () -> Void)?>(nil)
+
+    /// Has the next hand-over run `body` once, before the queue takes the operation.
+    func whileHandingOver(_ body: @escaping @Sendable () -> Void) {
+        duringHandOver.withValue { $0 = body }
+    }
+
+    override func addOperation(_ op: Operation) {
+        takeBody()?()
+        super.addOperation(op)
+    }
+
+    override func addOperations(_ ops: [Operation], waitUntilFinished wait: Bool) {
+        takeBody()?()
+        super.addOperations(ops, waitUntilFinished: wait)
+    }
+
+    private func takeBody() -> (@Sendable () -> Void)? {
+        duringHandOver.withValue { body in
+            defer { body = nil }
+            return body
+        }
+    }
+}
