@@ -58,8 +58,6 @@ final class Desk: NoteStore {
         let onTheStoreQueue: Bool
         /// Whether it ran inside an operation that an operation queue started.
         let insideAnOperation: Bool
-        /// The quality-of-service class of the thread it ran on, where the platform reports it.
-        let threadClass: UInt32?
 
         var description: String {
             switch (onTheStoreQueue, insideAnOperation) {
@@ -97,8 +95,7 @@ final class Desk: NoteStore {
             Save(
                 title: note.title,
                 onTheStoreQueue: DispatchQueue.getSpecific(key: key) ?? false,
-                insideAnOperation: OperationQueue.current != nil,
-                threadClass: runningThreadClass()))
+                insideAnOperation: OperationQueue.current != nil))
     }
 
     /// Makes the save numbered `number` (counting from 1) and every later one wait, on the store's
@@ -164,19 +161,6 @@ func onTheMainQueue(
     return await waitUntil("\(what) to run on the main queue", timeout: timeout, sourceLocation: sourceLocation) {
         ran.value
     }
-}
-
-/// The quality-of-service class the calling thread runs at, where the platform reports it.
-///
-/// Darwin reports it (`qos_class_self()`), and there `QualityOfService`'s raw values are those
-/// classes, a larger value being more urgent. Linux has no `qos_class_self()`, and a thread there
-/// does not take an operation's class (Tests/PLATFORM.md), so it is nil.
-func runningThreadClass() -> UInt32? {
-    #if canImport(Darwin)
-        qos_class_self().rawValue
-    #else
-        nil
-    #endif
 }
 
 /// An operation queue for an engine that lets a spec act the moment work has been added to it.

@@ -368,22 +368,21 @@ enum StartAgainstCancel {
         let (startGo, cancelGo) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
         let (startDone, cancelDone) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
         let stop = Protected(false)
-        Thread.detachNewThread {
-            for operation in operations {
-                startGo.wait()
-                if stop.value { return }
-                operation.start()
-                startDone.signal()
+        /// A thread that calls `act` on each operation in turn, once `go` lets it, and says so on `done`.
+        func worker(
+            _ go: DispatchSemaphore, _ done: DispatchSemaphore, _ act: @escaping @Sendable (ThumbnailOperation) -> Void
+        ) {
+            Thread.detachNewThread {
+                for operation in operations {
+                    go.wait()
+                    if stop.value { return }
+                    act(operation)
+                    done.signal()
+                }
             }
         }
-        Thread.detachNewThread {
-            for operation in operations {
-                cancelGo.wait()
-                if stop.value { return }
-                operation.cancel()
-                cancelDone.signal()
-            }
-        }
+        worker(startGo, startDone) { $0.start() }
+        worker(cancelGo, cancelDone) { $0.cancel() }
         Thread.detachNewThread {
             for round in operations.indices {
                 startGo.signal()
