@@ -51,8 +51,8 @@ struct CyclicShape: Sendable, CustomTestStringConvertible {
             ),
             cycle: ["a", "b", "c", "d"]
         ),
-        // A loop longer than any other here: a search that stops after a few steps, or a report
-        // cut to a few titles, misses it.
+        // A loop of seven: a search that stops after a few steps, or a report cut to a few
+        // titles, misses it.
         CyclicShape(
             shape: Shape(
                 name: "a loop of seven, each step on the other queue from the one it needs",
@@ -64,6 +64,17 @@ struct CyclicShape: Sendable, CustomTestStringConvertible {
                 ]
             ),
             cycle: ["configure", "generate", "compile", "link", "sign", "package", "verify"]
+        ),
+        // A loop far longer than any real build's: a search or a report capped at any count
+        // below 128 (8, 10, 16, 100…) misses it or cuts it, where the loop of seven passes.
+        CyclicShape(
+            shape: Shape(
+                name: "a loop of 128 steps, entered from a step outside it",
+                nodes: [Node("prepare")]
+                    + (0..<128).map { Node("stage \($0)", needs: ["stage \(($0 + 1) % 128)"], queue: $0 % 2) }
+                    + [Node("release", needs: ["prepare", "stage 0"], queue: 1)]
+            ),
+            cycle: Set((0..<128).map { "stage \($0)" })
         ),
         // Listed dependents first, the search meets “package” and “compile” on its way into the
         // loop: they lead to it but are not part of it.

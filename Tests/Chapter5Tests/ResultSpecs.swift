@@ -8,6 +8,7 @@ struct ResultSpecs {
     // BuildStep.main() and `output`: where are the inputs read from, and where is the output
     // kept? See "Pass results through the operations".
     // Covers: C40, C37
+    // Paths: values
     @Test("a step that needs several steps receives exactly their outputs, under their titles")
     func fanInReceivesEveryOutput() async throws {
         let recorder = Recorder<Event>()
@@ -15,7 +16,9 @@ struct ResultSpecs {
         let queues = [
             EagerQueue("queue A", recorder: recorder), EagerQueue("queue B", recorder: recorder),
         ]
-        let shards = ["north", "south", "east", "west"]
+        // More inputs than any spec's other fan-in: reading only the first few dependencies
+        // (8, 16, 32…) leaves the rest out.
+        let shards = ["north", "south", "east", "west"] + (1...44).map { "region \($0)" }
 
         // The plan lists "map" first: the order of add(_:needs:on:) must not matter.
         var plan = BuildPlan()
@@ -46,19 +49,20 @@ struct ResultSpecs {
 
         let expected = Dictionary(uniqueKeysWithValues: shards.map { ($0, "tiles of \($0)") })
         let inputs = received.value
+        let missing = shards.filter { inputs?[$0] != "tiles of \($0)" }
         #expect(
             inputs == expected,
             """
-            “map” needs \(shards.count) shards and should have received \(describe(expected)).
-            It received \(describe(inputs)).
+            “map” needs \(shards.count) shards and should have received each one's output under its title.
+            It received \(describe(inputs))\(missing.isEmpty ? "" : "; missing: \(missing.map { "“\($0)”" }.joined(separator: ", "))").
             Read each input from the step's own dependencies after they finished.
             Timeline: \(recorder.timeline)
             \(lesson.see("Pass results through the operations"))
             """
         )
         #expect(
-            map.output == "a map of 4 regions",
-            "“map”.output is \(map.output.map { "“\($0)”" } ?? "nil"); expected “a map of 4 regions”. \(lesson.see("Pass results through the operations"))"
+            map.output == "a map of \(shards.count) regions",
+            "“map”.output is \(map.output.map { "“\($0)”" } ?? "nil"); expected “a map of \(shards.count) regions”. \(lesson.see("Pass results through the operations"))"
         )
     }
 
