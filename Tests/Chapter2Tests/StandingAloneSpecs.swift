@@ -56,7 +56,15 @@ struct EachOperationStandsAlone {
         "a new operation has no result and is not cancelled until it runs, however many finished or cancelled operations were let go before it",
         arguments: [RunExit.returned, .cancelledBeforeItRan])
     func newOperationStartsEmpty(after exit: RunExit) async {
-        let (answers, stuck) = Self.askNewOperationsAfterFinishedOnes(rounds: 200, cancelled: exit != .returned)
+        // On a thread of its own: 200 rounds of waiting for a queue, one after another, would
+        // hold one of the few threads every async spec of the run shares.
+        guard
+            let (answers, stuck) = await callOnItsOwnThread(
+                "200 rounds of retiring an operation and asking a new one",
+                timeout: Bound.standard * 2,
+                hint: lesson.see("Results, cancellation and errors"),
+                { Self.askNewOperationsAfterFinishedOnes(rounds: 200, cancelled: exit != .returned) })
+        else { return }
         let wrong = answers.filter { $0 != .invocationError(.notFinished) }
         #expect(
             stuck == nil && wrong.isEmpty,
