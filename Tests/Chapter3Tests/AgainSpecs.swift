@@ -81,14 +81,15 @@ struct OverStaysOver {
             """)
     }
 
-    // Look at how GreetingOperation builds its greeting from `person`.
-    // Read "The pattern".
+    // Look at how GreetingOperation builds its greeting from `person`: is the name used as it
+    // was given (not cut, re-cased or read as a format)? Read "The pattern".
     // Covers: C17
     // Paths: values
     @Test(
         "a dependent of the greeting finds the person it was given named whole, whatever the name's length",
-        .preflight, arguments: ["Li", "Bartholomew Higginbotham", "Zoë Ngọc Ánh"])
-    func greetsWhoeverItIsGiven(person: String) async {
+        .preflight, arguments: PersonName.all)
+    func greetsWhoeverItIsGiven(name: PersonName) async {
+        let person = name.person
         let trace = Recorder<Moment>()
         let greeting = TracedGreeting(person: person, trace: trace)
         defer { greeting.pause.open() }
@@ -109,11 +110,37 @@ struct OverStaysOver {
         #expect(
             found.value == expected,
             """
-            An operation that depends on the greeting for “\(person)” found \
-            \(String(describing: found.value)); expected “\(expected)”. Use the name as given, whole, \
-            and store the greeting before finishing. \(trace.lifecycle(missing: "…"))
+            An operation that depends on the greeting for \(name.testDescription) found \
+            \(found.value.map(PersonName.shown) ?? "nil"); expected \(PersonName.shown(expected)). Use the \
+            name as given: whole, in its own letter case, and as text, never as a format string; and \
+            store the greeting before finishing. \(trace.lifecycle(missing: "…"))
             \(lesson.see("The pattern"))
             """)
+    }
+}
+
+/// A name to greet, with how a test's name shows it.
+///
+/// Names of every length and shape: a cap at any length, a change of case, or the name read as a
+/// format string greets one of them wrongly.
+struct PersonName: Sendable, CustomTestStringConvertible {
+    let person: String
+    let testDescription: String
+
+    static let all: [PersonName] = [
+        PersonName(person: "Li", testDescription: "“Li”"),
+        PersonName(person: "Bartholomew Higginbotham", testDescription: "“Bartholomew Higginbotham”"),
+        PersonName(person: "Zoë Ngọc Ánh", testDescription: "“Zoë Ngọc Ánh”"),
+        PersonName(person: "ada lovelace", testDescription: "“ada lovelace”, in lower case"),
+        PersonName(person: "Ada 100% %@ %d", testDescription: "“Ada 100% %@ %d”, with per-cent signs"),
+        PersonName(
+            person: String(repeating: "Maria von Hohenzollern-Sigmaringen ", count: 60) + "the Last",
+            testDescription: "a name of 2,108 characters"),
+    ]
+
+    /// The text in quotes, or its beginning and its length when it is long.
+    static func shown(_ text: String) -> String {
+        text.count <= 80 ? "“\(text)”" : "“\(text.prefix(60))…” (\(text.count) characters)"
     }
 }
 

@@ -95,9 +95,13 @@ struct CancelledOperationsFinish {
     }
 
     // Look at the work in GreetingOperation: what it does when the pause ends because of a cancellation,
-    // and at cancel() in AsyncOperation if you override it. Read "Cancelling a running operation".
-    // Covers: C24
-    @Test("cancelled while running: it finishes promptly, publishes nothing and releases its dependents", .preflight)
+    // and at cancel() in AsyncOperation if you override it: does it finish through the same guarded
+    // step as finish()? Read "Cancelling a running operation".
+    // Covers: C22, C24
+    // Paths: reuse
+    @Test(
+        "cancelled while running: it finishes promptly, once, publishes nothing and releases its dependents",
+        .preflight)
     func cancelledWhileRunning() async {
         let trace = Recorder<Moment>()
         let greeting = TracedGreeting(trace: trace)
@@ -120,9 +124,33 @@ struct CancelledOperationsFinish {
             \(String(describing: greeting.greeting)). \(trace.lifecycle(missing: "…"))
             \(lesson.see("Cancelling a running operation"))
             """)
-        await waitForEffect(
-            .sentinelRan, of: greeting, "the sentinel that depends on the cancelled greeting to run",
-            why: "Finishing after a cancellation must be announced like any other finish.")
+        guard
+            await waitForEffect(
+                .sentinelRan, of: greeting, "the sentinel that depends on the cancelled greeting to run",
+                why: "Finishing after a cancellation must be announced like any other finish.")
+        else { return }
+
+        // The work's own way out comes after the cancel: once its queue has run what was sent to it
+        // after the work began, the work has returned, and with it its finish().
+        let workEnded = Protected(false)
+        greeting.work.queue.async { workEnded.withValue { $0 = true } }
+        guard
+            await waitUntil(
+                "the cancelled greeting's work to return", hint: lesson.see("Cancelling a running operation"),
+                { workEnded.value })
+        else { return }
+        let finished = greeting.announced(.isFinished), executing = greeting.announced(.isExecuting)
+        #expect(
+            finished == [true] && executing == [true, false],
+            """
+            A greeting cancelled while its work was paused must be announced finished once, whoever \
+            finishes it (cancel() or the work); after the work had returned, it had announced \
+            isFinished \(finished) and isExecuting \(executing), expected [true] and [true, false]. \
+            A cancel() that finishes the greeting itself must go through the same guarded step as \
+            finish(), so that the work's own finish() finds it finished and announces nothing. \
+            \(trace.lifecycle(missing: "…"))
+            \(lesson.see("Finish once, on every path"))
+            """)
     }
 
     // Look at the first thing the work in GreetingOperation does, and where it calls finish().
