@@ -25,6 +25,24 @@ enum CancellingScenario {
         _ = await comesTrue(within: Bound.scaled(.milliseconds(150))) { operation() == nil }
     }
 
+    /// Fails `scenario` unless Foundation and the exporter let go of `operation` once `call`
+    /// returned: a completion block that returns before clearing itself, or a list of the
+    /// exporter's that this way of ending never clears, keeps the operation for good.
+    private static func expectReleased(_ scenario: String, _ call: Call, _ how: String, _ operation: () -> Operation?)
+        async
+    {
+        guard await within({ operation() == nil }) else {
+            LastWords.fail(
+                scenario,
+                """
+                export("\(call.name)") \(how) and \(call.described), yet \(patience.seconds) s later its \
+                operation was still in memory. Something keeps it on this way of ending: most likely \
+                a completion block that returns before it lets go of itself, or a list of the \
+                exporter's that only a rendered result or the task's cancellation clears.
+                """)
+        }
+    }
+
     /// Checks that `call` threw `CancellationError` and that nothing was rendered.
     private static func expectCancelled(_ scenario: String, _ call: Call, _ studio: Studio) async {
         guard await within({ call.isOver }) else {
@@ -62,7 +80,9 @@ enum CancellingScenario {
         exporter.queue.cancelAllOperations()
         exporter.queue.isSuspended = false
         await expectCancelled("operationCancelled", call, studio)
-        await letItsEndRun { operation.value }
+        await expectReleased(
+            "operationCancelled", call, "was cancelled by cancelAllOperations() before it started",
+            { operation.value })
     }
 
     /// The task awaiting an export is cancelled while its operation waits in the queue.
@@ -139,12 +159,13 @@ enum CancellingScenario {
             export("cover") threw CancellationError, then the program stopped as the operation \
             ended: its continuation was resumed a second time.
             """)
-        await letItsEndRun { operation.value }
+        await expectReleased(
+            "cancelledWhileRendering", call, "was cancelled while its render ran", { operation.value })
     }
 
     /// A task that is already cancelled calls export while the queue is suspended: it returns at
     /// once without enqueueing; nothing made for it stays, with the exporter alive or let go; and
-    /// the exporter's next export renders.
+    /// the exporter's next export, of the same image, renders.
     static func alreadyCancelled() async {
         let name = "alreadyCancelled"
         exitIfStillRunning(after: patience * 4, status: EXIT_FAILURE)
@@ -198,13 +219,13 @@ enum CancellingScenario {
                     clears, or by its own completion block, which never runs.
                     """)
             }
-            let poster = Call(exporter, "poster", on: OneThread())
-            guard await within({ poster.isOver }), case .success? = poster.result else {
+            let again = Call(exporter, "thumbnail", on: OneThread())
+            guard await within({ again.isOver }), case .success? = again.result else {
                 LastWords.fail(
                     name,
                     """
                     After export("thumbnail") was called from a task that was already cancelled, \
-                    export("poster"), asked for by a task nobody cancelled, \(poster.described). A \
+                    export("thumbnail") again, asked for by a task nobody cancelled, \(again.described). A \
                     cancellation ends one call: the next call starts afresh, with state of its own.
                     """)
             }
@@ -213,7 +234,7 @@ enum CancellingScenario {
                     name,
                     """
                     export("thumbnail") was called from a task that was already cancelled, yet the \
-                    studio rendered \(studio.renders.timeline) (expected poster alone).
+                    studio rendered \(studio.renders.timeline) (expected the second thumbnail alone).
                     """)
             }
         }
@@ -312,7 +333,8 @@ enum CancellingScenario {
 struct CancellingSpecs {
     // Look at what `Exporter.export(_:)` resumes with when its operation finishes without a
     // result. Lesson: "Resuming on every path".
-    // Covers: C69, C70
+    // Covers: C69, C70, C72
+    // Paths: memory, collaborators
     @Test("an operation cancelled before it started still ends the export, with CancellationError")
     func operationCancelledBeforeStartEndsTheExport() async {
         LastWords.forget("operationCancelled")
@@ -353,8 +375,8 @@ struct CancellingSpecs {
 
     // Look at how many places in `Exporter.export(_:)` can resume the continuation, and what
     // they resume with when the task was cancelled while the render ran. Lesson: "Resuming once".
-    // Covers: C70, C71
-    // Paths: reuse
+    // Covers: C70, C71, C72
+    // Paths: memory, reuse
     @Test("a task cancelled while its render runs gets CancellationError, once, when the render ends")
     func cancelledWhileRenderingResumesOnce() async {
         LastWords.forget("cancelledWhileRendering")

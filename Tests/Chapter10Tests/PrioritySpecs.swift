@@ -35,6 +35,8 @@ struct PrioritySpecs {
             (TaskPriority(rawValue: TaskPriority.high.rawValue + 8), [.userInitiated]),
             (TaskPriority(rawValue: TaskPriority.high.rawValue - 2), [.utility, .userInitiated]),
             (TaskPriority(rawValue: TaskPriority.low.rawValue - 4), [.background, .utility]),
+            // Below `.background` the only named neighbour is `.background` itself.
+            (TaskPriority(rawValue: TaskPriority.background.rawValue - 4), [.background]),
         ])
     func exportRunsAtTheAwaitingTasksClass(priority: TaskPriority, expected: [QualityOfService]) async {
         let exporter = Exporter(renderer: Studio())
