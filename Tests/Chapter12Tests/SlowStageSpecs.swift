@@ -231,10 +231,10 @@ extension Chapter12Specs {
         // and at what `rowBecameVisible(_:)` does to a stage that already waits in its queue and
         // remembers for the stages a row has not reached yet. Lesson: "Visible rows first" and
         // Chapter 6.
-        // Covers: C87, C43, C48
-        // Paths: values
+        // Covers: C87, C43, C48, C93
+        // Paths: values, memory
         @Test(
-            "when rows wait for a decode or a resize, a row on screen starts before rows being prefetched, also one that scrolled into view while it downloaded or waited",
+            "when rows wait for a decode or a resize, a row on screen starts before rows being prefetched, also one that scrolled into view while it downloaded or waited, and nothing stays once all are answered",
             .preflightScrolling,
             arguments: [Stage.decode, .resize], OnScreen.allCases)
         func visibleRowsGoFirstAtEveryStage(_ stage: Stage, _ onScreen: OnScreen) async {
@@ -301,6 +301,26 @@ extension Chapter12Specs {
                 goes first at every stage, not only for its fetch.\(however)
                 \(hint)
                 """)
+            // Memory is judged once every row is answered, while the list still holds the pipeline.
+            studio.releaseAll()
+            guard
+                await waitUntil(
+                    "rows 0, 1, 5 and 6 to get their thumbnails", timeout: patience, hint: hint,
+                    { list.deliveries.count == 4 })
+            else { return }
+            await MainQueue.drain()
+            let freed = await comesTrue(within: patience) { studio.operationsInMemory.isEmpty }
+            #expect(
+                freed,
+                """
+                Rows 0, 1, 5 and 6 got their thumbnails (\(row1)) and the list still shows them, yet \
+                \(patience.seconds) s later these were still in memory: \(studio.operationsInMemory). \
+                A stage that a raise replaced is let go once its queue has retired it, like any other \
+                stage: a list of replaced stages that lives as long as the pipeline grows with every \
+                scroll.
+                \(lesson.see("Nothing kept"))
+                """)
+            withExtendedLifetime(list) {}
         }
 
         // Look at where `ImagePipeline` decides that a row still wants its result: on the stage's
