@@ -10,16 +10,19 @@ struct BatchSpecs {
     // finished work".
     // Covers: C78
     // Paths: values
-    @Test("progress reads 0 % while nothing is saved and exactly 100 % once every note is")
-    func progressCountsSavedNotesOnly() async {
+    @Test(
+        "progress reads 0 % while nothing is saved and exactly 100 % once every note is, in a batch of 7 and of 64",
+        arguments: [7, 64])
+    func progressCountsSavedNotesOnly(batchSize: Int) async {
         let store = Desk()
         let engine = SyncEngine(queue: queueOfItsOwn())
         engine.open(store)
         store.hold()
         defer { store.release() }
-        // Seven notes: more than any other spec's batch, so that a total raised by less than the
-        // number of jobs (a cap, a fixed step) shows.
-        let jobs = engine.upload(notes("a", "b", "c", "d", "e", "f", "g")) + [engine.uploadNow(Note("urgent"))]
+        // Seven notes, more than any other spec's batch, and 64, more than a cap picked as "a
+        // large batch": a total raised by less than the number of jobs (a cap, a fixed step) shows.
+        let batch = (1...batchSize).map { Note("note \($0)") }
+        let jobs = engine.upload(batch) + [engine.uploadNow(Note("urgent"))]
         #expect(
             engine.progress.fractionCompleted == 0,
             """
@@ -29,7 +32,7 @@ struct BatchSpecs {
             """)
         store.release()
         await waitUntil(
-            "progress to read exactly 100 % once the seven notes of the batch and the urgent note were saved",
+            "progress to read exactly 100 % once the \(batchSize) notes of the batch and the urgent note were saved",
             timeout: patience,
             hint: lesson.see("Progress counts finished work"),
             givingUpWhen: {
