@@ -10,16 +10,19 @@ struct BatchSpecs {
     // finished work".
     // Covers: C78
     // Paths: values
-    @Test("progress reads 0 % while nothing is saved and exactly 100 % once every note is")
-    func progressCountsSavedNotesOnly() async {
+    @Test(
+        "progress reads 0 % while nothing is saved and exactly 100 % once every note is, in a batch of 7 and of 64",
+        arguments: [7, 64])
+    func progressCountsSavedNotesOnly(batchSize: Int) async {
         let store = Desk()
         let engine = SyncEngine(queue: queueOfItsOwn())
         engine.open(store)
         store.hold()
         defer { store.release() }
-        // Seven notes: more than any other spec's batch, so that a total raised by less than the
-        // number of jobs (a cap, a fixed step) shows.
-        let jobs = engine.upload(notes("a", "b", "c", "d", "e", "f", "g")) + [engine.uploadNow(Note("urgent"))]
+        // Seven notes, more than any other spec's batch, and 64, more than a cap picked as "a
+        // large batch": a total raised by less than the number of jobs (a cap, a fixed step) shows.
+        let batch = (1...batchSize).map { Note("note \($0)") }
+        let jobs = engine.upload(batch) + [engine.uploadNow(Note("urgent"))]
         #expect(
             engine.progress.fractionCompleted == 0,
             """
@@ -29,7 +32,7 @@ struct BatchSpecs {
             """)
         store.release()
         await waitUntil(
-            "progress to read exactly 100 % once the seven notes of the batch and the urgent note were saved",
+            "progress to read exactly 100 % once the \(batchSize) notes of the batch and the urgent note were saved",
             timeout: patience,
             hint: lesson.see("Progress counts finished work"),
             givingUpWhen: {
@@ -171,6 +174,7 @@ struct BatchSpecs {
 enum Batches: String, CaseIterable, Sendable, CustomStringConvertible {
     case twoInFlight = "two batches in flight at once"
     case empty = "an empty batch"
+    case lastMadeUrgent = "a batch whose last job the caller made urgent while the store was busy"
 
     var description: String { rawValue }
 }
@@ -178,12 +182,12 @@ enum Batches: String, CaseIterable, Sendable, CustomStringConvertible {
 @Suite("Each batch has its own end", .watched, .enginesTried)
 struct BatchEndSpecs {
     // Look at where upload(_:then:) keeps a batch's done until the batch ends, and at what
-    // decides that it ended: the engine may have several batches in flight, and a batch may be
-    // empty. See "A barrier holds back everything after it".
+    // decides that it ended: the engine may have several batches in flight, a batch may be
+    // empty, and its caller may reorder its jobs. See "A barrier holds back everything after it".
     // Covers: C79
-    // Paths: interference, values
+    // Paths: interference, values, collaborators
     @Test(
-        "every batch's done is called once, after its own notes: two batches in flight, an empty batch",
+        "every batch's done is called once, after its own notes: two in flight, an empty one, one its caller reordered",
         arguments: Batches.allCases)
     func eachBatchGetsItsOwnDone(batches: Batches) async {
         let store = Desk()
@@ -205,9 +209,23 @@ struct BatchEndSpecs {
             switch batches {
             case .twoInFlight: [("first batch's done", notes("a", "b")), ("second batch's done", notes("c", "d"))]
             case .empty: [("empty batch's done", [])]
+            case .lastMadeUrgent: [("the batch's done", notes("a", "b", "c"))]
             }
-        for (name, notes) in asked { engine.upload(notes, then: done(name)) }
+        let jobs = asked.map { engine.upload($0.notes, then: done($0.name)) }
+        var gate: Gate?
+        if batches == .lastMadeUrgent {
+            // The caller may change the jobs it was handed: the last one, made urgent while the
+            // store is busy, is saved before b, whose save then waits at a gate.
+            jobs[0].last?.queuePriority = .veryHigh
+            gate = store.pause(atSave: 3)
+        }
+        defer { gate?.open() }
         store.release()
+        if let gate {
+            // A done that waits for every note of its batch cannot come while b waits.
+            _ = await comesTrue(within: patience) { screen.updates.count > 0 }
+            gate.open()
+        }
         let names = asked.map(\.name)
         guard
             await waitUntil(

@@ -302,6 +302,7 @@ enum LateUpload: String, CaseIterable, Sendable, CustomStringConvertible {
     case askedBeforeOpen = "asked for before open(_:), then stop()"
     case askedAfterStop = "asked for after stop()"
     case askedAfterStopNeverOpened = "asked for after stop(), the store never opened"
+    case askedAfterStopThenOpened = "asked for after stop() and a later open(_:)"
     case waitingOnBusyStore = "waiting in the engine's queue for a busy store, then stop()"
 
     var description: String { rawValue }
@@ -444,12 +445,13 @@ struct ResumeAndStopSpecs {
     }
 
     // Look at what stop() does with the jobs that never reached the queue (those waiting for
-    // open(_:)) and at what upload(_:then:) does once the engine has stopped. A cancelled job
-    // that nobody starts never finishes, and whatever depends on it waits for good. See "The
-    // main queue is everybody's" and "Running on a queue you own". And at the jobs already in
-    // the engine's queue, waiting for a busy store: has any of them started?
+    // open(_:)) and at what upload(_:then:) does once the engine has stopped, an open(_:) after
+    // stop() included. A cancelled job that nobody starts never finishes, and whatever depends on
+    // it waits for good. See "The main queue is everybody's" and "Running on a queue you own".
+    // And at the jobs already in the engine's queue, waiting for a busy store: has any of them
+    // started? And at an empty batch's done: is it an update like the others?
     // Covers: C75, C80
-    // Paths: reuse
+    // Paths: reuse, values
     @Test(
         "after stop(), every upload ends without saving, and its batch never reports done",
         arguments: LateUpload.allCases
@@ -463,10 +465,13 @@ struct ResumeAndStopSpecs {
         // A busy store: the jobs wait in the engine's queue and on the store's queue, unstarted.
         if upload == .waitingOnBusyStore { store.hold() }
         defer { store.release() }
-        let stopsFirst = upload == .askedAfterStop || upload == .askedAfterStopNeverOpened
+        let stopsFirst = [.askedAfterStop, .askedAfterStopNeverOpened, .askedAfterStopThenOpened].contains(upload)
         let asked = Protected<[UploadJob]>([])
         await onTheMainQueue("the operation that asks for uploads and stops the engine") {
             if stopsFirst { engine.stop() }
+            if upload == .askedAfterStopThenOpened { engine.open(store) }
+            // An empty batch too: its done is an update like the others, dropped once stopped.
+            engine.upload([], then: screen.done("an empty batch's done"))
             let jobs = engine.upload(notes("a", "b"), then: screen.done()) + [engine.uploadNow(Note("urgent"))]
             asked.withValue { $0 = jobs }
             if !stopsFirst { engine.stop() }
@@ -489,7 +494,7 @@ struct ResumeAndStopSpecs {
             store.saves.count == 0,
             """
             Uploads \(upload): the store saved \(store.saves.timeline). After stop() nothing may \
-            be saved: stop() cancels the jobs in the engine's own queue too, those already handed \
+            be saved, not even after a later open(_:): stop() cancels the jobs in the engine's own queue too, those already handed \
             to the busy store's queue included, since none of them has started.
             \(lesson.see("Running on a queue you own"))
             """)
@@ -506,8 +511,8 @@ struct ResumeAndStopSpecs {
         #expect(
             screen.updates.count == 0,
             """
-            Uploads \(upload): the screen received \(screen.updates.timeline). A batch's done is \
-            an update like the others: dropped once the engine stopped.
+            Uploads \(upload): the screen received \(screen.updates.timeline). A batch's done, an \
+            empty batch's included, is an update like the others: dropped once the engine stopped.
             \(lesson.see("The main queue is everybody's"))
             """)
     }

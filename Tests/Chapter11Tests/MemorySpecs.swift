@@ -148,6 +148,37 @@ struct EngineMemorySpecs {
         ) { engine.value == nil && screen.value == nil && batch.value == nil }
     }
 
+    // The owner let go of the engine before open(_:), with a batch kept aside. Look at what
+    // deinit does with those jobs: it ends them, but does it cancel each first? A job that
+    // finished without being cancelled tells its caller it ran. See "Running on a queue you own".
+    // Covers: C75
+    // Paths: memory, reuse
+    @Test("jobs kept aside until open(_:) end cancelled, unsaved, once the owner lets go of the engine")
+    func letGoEndsWaitingJobsCancelled() async {
+        let queue = queueOfItsOwn()
+        // The engine lives for this one call: its owner lets go before any store opens.
+        let jobs = SyncEngine(queue: queue).upload(notes("a", "b"))
+        guard
+            await waitUntil(
+                "the jobs of a and b, kept aside until open(_:), to end once the owner let go of the engine",
+                timeout: patience,
+                hint: """
+                    \(jobs.filter { !$0.isFinished }.map(\.note.title)) never finished. Jobs kept \
+                    aside are in no queue: the engine ends them when it goes away, in deinit.
+                    \(lesson.see("Running on a queue you own"))
+                    """, givingUpWhen: { stuck(jobs, in: queue) }, { jobs.allSatisfy(\.isFinished) })
+        else { return }
+        let uncancelled = jobs.filter { !$0.isCancelled }.map(\.note.title)
+        #expect(
+            uncancelled.isEmpty,
+            """
+            The owner let go of the engine before open(_:), and the jobs \(uncancelled) ended \
+            without saving and are not cancelled, so to their caller they look saved. In deinit \
+            as in stop(), cancel each job before starting it.
+            \(lesson.see("Running on a queue you own"))
+            """)
+    }
+
     // The owner still holds the engine after stop(). Look at what stop() does with the updates
     // it held while paused: the caller's onSaved and done among them. See "The main queue is
     // everybody's".
