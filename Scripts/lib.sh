@@ -51,8 +51,8 @@ kata_platform() {
 
 # Ends process $1 and every process below it. Each is stopped before its children are looked
 # up, so that none can start another meanwhile, and ended after them, so that none is orphaned
-# (`swift test` puts the test process, and Swift Testing each exit test's child, in a process
-# group of its own, so killing a group would miss them).
+# (`swift test` puts the test process in a process group of its own, and an exit test's child
+# shares that group, so killing the script's group would miss them).
 kata_kill_tree() {
     local child
     kill -STOP "$1" 2>/dev/null
