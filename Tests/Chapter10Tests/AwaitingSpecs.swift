@@ -105,10 +105,13 @@ struct AwaitingSpecs {
 
     // Look at how `Exporter.export(_:)` waits: two calls from one thread can both be under way
     // only if the first suspends instead of blocking. Then, where it keeps what it waits for:
-    // each call must have its own. Lesson: "Suspending, not blocking" and "Reading the result".
+    // each call must have its own, also a call for an image exported before. Lesson:
+    // "Suspending, not blocking" and "Reading the result".
     // Covers: C68, C72
-    // Paths: interference
-    @Test("two exports awaited from one thread at once each get their own operation's result")
+    // Paths: interference, reuse
+    @Test(
+        "two exports awaited from one thread at once each get their own operation's result, and an image asked for again renders again"
+    )
     func concurrentExportsGetTheirOwnResults() async {
         let studio = Studio()
         let exporter = Exporter(renderer: studio)
@@ -142,6 +145,24 @@ struct AwaitingSpecs {
             Expected export("front") to return \(rendered("front")) and export("back") to return \
             \(rendered("back")), but \(front.described) and \(back.described). Each call awaits \
             its own operation and reads its result from that operation.
+            \(lesson.see("Reading the result"))
+            """)
+        let again = Call(exporter, "front", on: thread)
+        guard
+            await waitUntil(
+                "export(\"front\"), asked for again after the first call returned, to return", timeout: patience,
+                hint: "\(again.described). \(lesson.see("Resuming on every path"))",
+                { again.isOver })
+        else { return }
+        let renders = studio.renders.all.filter { $0 == "front" }.count
+        #expect(
+            renders == 2 && (try? again.result?.get()) == rendered("front"),
+            """
+            Expected export("front"), asked for again after the first call had returned, to render \
+            "front" again and return \(rendered("front")), but the studio rendered "front" \
+            \(renders) time(s) in all and \(again.described). Every call has an operation of its \
+            own that renders; a call answered from an earlier call's file gets a result no \
+            operation of its own produced, and the exporter keeps every file it made.
             \(lesson.see("Reading the result"))
             """)
     }

@@ -327,6 +327,79 @@ enum CancellingScenario {
                 """)
         }
     }
+
+    /// Two exporters of one studio. The first one's queue is suspended with export("poster")
+    /// waiting in it, while the second exporter exports "map". Then the second one's queue is
+    /// suspended with export("flyer") waiting, and the first one's queue cancelled: the poster
+    /// is cancelled, the flyer renders.
+    static func twoExporters() async {
+        let name = "twoExporters"
+        exitIfStillRunning(after: patience * 6, status: EXIT_FAILURE)
+        let studio = Studio()
+        let first = Exporter(renderer: studio)
+        let second = Exporter(renderer: studio)
+        first.queue.isSuspended = true
+        let poster = Call(first, "poster", on: OneThread())
+        guard await within({ first.queue.operationCount == 1 }) else {
+            LastWords.fail(
+                name,
+                """
+                export("poster") added no operation to the first exporter's suspended queue (it \
+                holds \(first.queue.operationCount)); \(poster.described).
+                """)
+        }
+        let map = Call(second, "map", on: OneThread())
+        guard await within({ map.isOver }) else {
+            LastWords.fail(
+                name,
+                """
+                With the first exporter's queue suspended, export("map") on a second exporter never \
+                returned (waited \(patience.seconds) s); the studio rendered \(studio.renders.all). \
+                The second exporter's work waits in the first one's queue: they share it. Each \
+                exporter creates a queue of its own, never one kept in a static or a global.
+                """)
+        }
+        guard case .success? = map.result else {
+            LastWords.fail(
+                name,
+                """
+                With the first exporter's queue suspended, a second exporter's \(map.described); \
+                expected the rendered file: the first exporter's queue is not the second one's.
+                """)
+        }
+        second.queue.isSuspended = true
+        let flyer = Call(second, "flyer", on: OneThread())
+        guard await within({ second.queue.operationCount == 1 }) else {
+            LastWords.fail(
+                name,
+                """
+                export("flyer") added no operation to the second exporter's suspended queue (it \
+                holds \(second.queue.operationCount)); \(flyer.described).
+                """)
+        }
+        first.queue.cancelAllOperations()
+        first.queue.isSuspended = false
+        guard await within({ poster.isOver }),
+            case .failure(let error)? = poster.result, error is CancellationError
+        else {
+            LastWords.fail(
+                name,
+                """
+                The first exporter's queue was cancelled while export("poster") waited in it: \
+                expected CancellationError, but \(poster.described) (waited \(patience.seconds) s).
+                """)
+        }
+        second.queue.isSuspended = false
+        guard await within({ flyer.isOver }), case .success? = flyer.result else {
+            LastWords.fail(
+                name,
+                """
+                Cancelling the first exporter's queue reached the second exporter's export: \
+                \(flyer.described) (waited \(patience.seconds) s), where the file was expected. \
+                Each exporter's queue is its own.
+                """)
+        }
+    }
 }
 
 @Suite("Cancelling the awaiting task cancels the operation, and every path resumes once", .watched)
@@ -439,5 +512,27 @@ struct CancellingSpecs {
             await CancellingScenario.othersGoOn()
         }
         LastWords.explain("othersGoOn", outcome)
+    }
+
+    // Look at where `Exporter` gets its queue: is it the exporter's own, or shared by every
+    // exporter? Lesson: "Reading the result".
+    // Covers: C71, C72
+    // Paths: interference, collaborators
+    @Test("suspending or cancelling one exporter's queue leaves another exporter's exports alone")
+    func eachExporterHasItsOwnQueue() async {
+        LastWords.forget("twoExporters")
+        let outcome = await #expect(
+            processExitsWith: .success,
+            """
+            Two exporters: with the first one's queue suspended, expected the second one to \
+            export "map"; with the second one's queue suspended and the first one's cancelled, \
+            expected the first one's waiting export to throw CancellationError and the second \
+            one's to render once resumed.
+            \(lesson.see("Reading the result"))
+            """
+        ) {
+            await CancellingScenario.twoExporters()
+        }
+        LastWords.explain("twoExporters", outcome)
     }
 }
