@@ -12,7 +12,7 @@ struct ReadinessSpecs {
     // Covers: C44, C46
     // Paths: reuse
     @Test(
-        "a ready bulk job prints before a rush job still waiting for its paper, not yet sent or already unloading",
+        "a ready bulk job prints before a rush job still waiting for its paper: not yet sent, unloading, or cancelled while unloading",
         arguments: Delivery.Stage.allCases
     )
     func readyLowPriorityJobGoesFirst(_ stage: Delivery.Stage) async {
