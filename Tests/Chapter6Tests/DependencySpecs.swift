@@ -150,6 +150,60 @@ struct PausedShopSpecs {
         LastWords.explain(PausedShopSpecs.scenario, outcome)
     }
 
+    // A shop is paused and resumed many times in its life. Look at what PrintShop.pause() and
+    // resume() do the second time: does a flag set by the first call stop the next one?
+    // Covers: C45
+    // Paths: reuse
+    @Test("a shop paused and resumed a second time holds its jobs back again, then prints them")
+    func pauseWorksEveryTime() async {
+        let shop = PrintShop()
+        let printed = Recorder<String>()
+        shop.pause()
+        shop.submit("first bulk", urgency: .bulk) { printed.record("first bulk") }
+        shop.submit("first rush", urgency: .rush) { printed.record("first rush") }
+        shop.resume()
+        await waitUntil(
+            "the first round's two jobs to print after the first resume()",
+            hint: lesson.see("Priorities stay inside one queue")
+        ) { printed.count == 2 }
+
+        shop.pause()
+        shop.submit("second bulk", urgency: .bulk) { printed.record("second bulk") }
+        // An idle running press starts a ready job within milliseconds; a paused one never does.
+        let printedWhilePaused = await comesTrue(within: Bound.scaled(.milliseconds(300))) {
+            printed.contains("second bulk")
+        }
+        shop.submit("second rush", urgency: .rush) { printed.record("second rush") }
+        shop.resume()
+        await waitUntil(
+            "the second round's two jobs to print after the second resume()",
+            hint: lesson.see("Priorities stay inside one queue"),
+            givingUpWhen: { shop.press.isSuspended ? "the press was still suspended after resume()" : nil }
+        ) { printed.count == 4 }
+
+        let expected = ["first rush", "first bulk", "second rush", "second bulk"]
+        #expect(
+            !printedWhilePaused,
+            """
+            Paused, resumed, then paused again, the shop printed a job while it was paused (in all \
+            it did \(printed.timeline)). Every pause() holds the shop's jobs back, however often \
+            the shop was paused and resumed before: keep no flag that lets only the first call \
+            through; set the press's isSuspended each time.
+            \(lesson.see("Priorities stay inside one queue"))
+            """
+        )
+        #expect(
+            printed.all == expected,
+            """
+            Paused and resumed twice, the shop did \(printed.timeline). Expected \
+            \(expected.joined(separator: " → ")): every resume() lets the waiting jobs print, \
+            however often the shop was resumed before, and the press takes the most urgent ready \
+            job first each time.
+            \(lesson.see("Priorities stay inside one queue"))
+            """
+        )
+    }
+
     static let scenario = "chapter6-paused-shop"
 
     /// Pauses the print shop with the pages on its press, then hands the bindery, a second shop,

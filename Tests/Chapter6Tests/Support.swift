@@ -105,6 +105,8 @@ final class Delivery: Sendable {
     enum Stage: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case atTheSupplier = "the paper has not left the supplier"
         case beingUnloaded = "the paper is already being unloaded on the supplier's own queue"
+        case cancelledWhileUnloading =
+            "the paper delivery was cancelled while being unloaded, and the unloading goes on"
 
         var testDescription: String { rawValue }
     }
@@ -136,15 +138,20 @@ final class Delivery: Sendable {
         queue.addOperation(job)
     }
 
-    /// A delivery at `stage`: for `.beingUnloaded`, returns once its operation is executing.
+    /// A delivery at `stage`: for `.beingUnloaded`, returns once its operation is executing;
+    /// for `.cancelledWhileUnloading`, once it is executing and cancelled. Cancelling only asks an
+    /// operation to stop: this one goes on executing, and finishes only at `arrive()`.
     static func at(_ stage: Stage, _ event: String, into log: Recorder<String>) async -> Delivery {
         switch stage {
         case .atTheSupplier:
             return Delivery(event, into: log)
-        case .beingUnloaded:
+        case .beingUnloaded, .cancelledWhileUnloading:
             let delivery = Delivery(beingUnloaded: event, into: log)
             await waitUntil("the delivery \"\(event)\" to start unloading") {
                 delivery.operation.isExecuting
+            }
+            if stage == .cancelledWhileUnloading {
+                delivery.operation.cancel()
             }
             return delivery
         }
