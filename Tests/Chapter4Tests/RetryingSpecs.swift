@@ -628,7 +628,7 @@ struct RetryingSpecs {
 
     // Look at how ManualRunner turns a long retryInterval into its timer's interval: a cap of a
     // second or so shows only in a window longer than the cap. Lesson: "Retrying with a timer".
-    // Covers: C31
+    // Covers: C29, C31
     // Paths: values
     @Test("a retryInterval of 30 s is kept whole: no look comes in the first second and a half")
     func longIntervalIsKeptWhole() async {
@@ -656,8 +656,17 @@ struct RetryingSpecs {
             interval, seconds and attoseconds, with a floor of a millisecond and no ceiling. \
             \(lesson.see("Retrying with a timer"))
             """)
+        // Retire it now rather than at the next look, 30 s away.
         waiting.cancel()
-        runner.perform(waiting)  // finished now; the retry ends at its next look
+        runner.perform(waiting)
+        await waitUntil(
+            "a waiting operation that was cancelled and handed to perform(_:) to finish",
+            hint: """
+                perform(_:) of a cancelled operation must call its start(): the default start() \
+                skips main() and moves the operation to finished. Flags of the runner's own do not \
+                finish the operation. \(lesson.see("Cancelled operations"))
+                """
+        ) { waiting.isFinished }
     }
 
     /// Hands `operation` to a runner that nobody keeps once this returns; returns a weak
