@@ -626,6 +626,49 @@ struct RetryingSpecs {
         }
     }
 
+    // Look at how ManualRunner turns a long retryInterval into its timer's interval: a cap of a
+    // second or so shows only in a window longer than the cap. Lesson: "Retrying with a timer".
+    // Covers: C29, C31
+    // Paths: values
+    @Test("a retryInterval of 30 s is kept whole: no look comes in the first second and a half")
+    func longIntervalIsKeptWhole() async {
+        let runner = ManualRunner(retryInterval: .seconds(30))
+        let waiting = ProbeOperation(readyWhen: { false })  // only a cancel makes it ready
+        runner.run(waiting)
+        // A first look made inside run(_:) is over; one left to the runner's queue may come once.
+        let handedOver = waiting.readinessChecks
+        let allowed = handedOver > 0 ? 0 : 1
+        let clock = ContinuousClock()
+        let began = clock.now
+        let window = Bound.scaled(.milliseconds(1_500))
+        let lookedEarly = await comesTrue(within: window) {
+            waiting.readinessChecks - handedOver > allowed
+        }
+        let milliseconds = Int((clock.now - began) / .milliseconds(1))
+        #expect(
+            !lookedEarly,
+            """
+            Expected no look at a waiting operation within \(Int(window / .milliseconds(1))) ms of \
+            run(_:) with a retryInterval of 30 s; the runner looked again after \(milliseconds) ms \
+            (\(waiting.readinessChecks - handedOver) looks since run(_:) returned). A cap on the \
+            interval (a second, a minute, any bound) cuts a long retryInterval short, so the \
+            runner looks more often than it was asked to. Turn the whole Duration into the timer's \
+            interval, seconds and attoseconds, with a floor of a millisecond and no ceiling. \
+            \(lesson.see("Retrying with a timer"))
+            """)
+        // Retire it now rather than at the next look, 30 s away.
+        waiting.cancel()
+        runner.perform(waiting)
+        await waitUntil(
+            "a waiting operation that was cancelled and handed to perform(_:) to finish",
+            hint: """
+                perform(_:) of a cancelled operation must call its start(): the default start() \
+                skips main() and moves the operation to finished. Flags of the runner's own do not \
+                finish the operation. \(lesson.see("Cancelled operations"))
+                """
+        ) { waiting.isFinished }
+    }
+
     /// Hands `operation` to a runner that nobody keeps once this returns; returns a weak
     /// reference to that runner.
     static func runOnARunnerLetGo(_ operation: Operation) -> WeakReference<ManualRunner> {
