@@ -173,5 +173,43 @@ extension Chapter1Specs {
                 """
             )
         }
+
+        // Hint: AdderOperation.main(), "Cancel work nobody will use". A cancel may land after
+        // the queue called start() and before main() reached its first number. Do you look at
+        // the flag before each number, or only once a number is in?
+        // Covers: C50, C6
+        // Paths: values
+        @Test("an adder cancelled as main() begins adds no number and reports no total")
+        func cancelledAsMainBeginsAddsNothing() {
+            let driver = SumDriver(paced: false)
+            let adder = AdderOperation(numbers: [1, 2, 3], run: 1, probe: driver.probe)
+            adder.cancel()
+            // start() retires an operation cancelled before it without calling main(); one cancelled
+            // between start() and main() finds the flag set as main() begins, as here.
+            adder.main()
+
+            let added = driver.numbersAdded(by: 1)
+            let announced = driver.events.contains { if case .willAdd = $0 { true } else { false } }
+            #expect(
+                added == 0 || (added == nil && !announced),
+                """
+                The adder was cancelled before main() began, as happens when a cancel lands between \
+                the queue's start() and main(). Expected it to add no number; it added \
+                \(added.map(String.init) ?? "some") of 3. The loop looks at isCancelled only once a \
+                number is in, so the first number is added whatever the flag says: look before \
+                every number, the first included.
+                Events: \(driver.events.timeline)
+                \(lesson.see("Cancel work nobody will use"))
+                """
+            )
+            #expect(
+                adder.formattedTotal == nil && adder.total == nil,
+                """
+                An adder cancelled before its first number has no total, yet it reports \
+                “\(adder.formattedTotal ?? adder.total.map(String.init) ?? "")”.
+                \(lesson.see("Cancel work nobody will use"))
+                """
+            )
+        }
     }
 }

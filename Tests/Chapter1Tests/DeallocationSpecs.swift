@@ -65,6 +65,48 @@ extension Chapter1Specs {
             )
         }
 
+        // Hint: ListAdder, "Release the model on the main queue". While the completion block
+        // runs on the queue's thread, does it hold the model strongly, even for a moment? If the
+        // screen lets go of the model just then, which thread drops the last reference?
+        // Covers: C10
+        // Paths: memory
+        @Test("a model let go of as its total is shown is released on the main queue, round after round")
+        func modelLetGoAsItsTotalIsShownIsReleasedOnTheMainQueue() async {
+            // The screen drops the model inside onTotalChange, while a strong reference taken by
+            // the completion block may still be on its way out on the queue's thread. The moment
+            // is short and lies between two lines of the model's own code: many rounds catch it.
+            let rounds = 1000
+            for round in 1...rounds {
+                let releases = Recorder<Bool>()
+                let screen = Protected<ListAdder?>(nil)
+                do {
+                    let model = ListAdder(numbers: [1])
+                    model.onRelease = { releases.record(MainQueue.isCurrent) }
+                    model.onTotalChange = { _ in screen.withValue { $0 = nil } }  // the screen goes away
+                    screen.withValue { $0 = model }
+                    model.add(2)
+                }
+                guard
+                    await waitUntil(
+                        "the model of round \(round) to be released once its total was shown",
+                        hint: lesson.see("Release the model on the main queue"),
+                        { releases.count > 0 })
+                else { return }
+                guard releases.all == [true] else {
+                    Issue.record(
+                        """
+                        In round \(round) of \(rounds), the screen let go of the model on the main \
+                        queue as its total 3 was shown, and the model was released off the main queue: \
+                        the completion block held it strongly on the queue's thread (`guard let \
+                        self`, say), and that thread dropped the last reference and ran deinit. Keep \
+                        the model weak all the way to the main queue and unwrap it there.
+                        \(lesson.see("Release the model on the main queue"))
+                        """)
+                    return
+                }
+            }
+        }
+
         // Hint: ListAdder, "Release the model on the main queue". What does each adder's
         // completion block capture, and who still holds an adder once its result was decided,
         // while the model lives and once it is gone?

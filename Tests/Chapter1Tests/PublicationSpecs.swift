@@ -49,8 +49,13 @@ extension Chapter1Specs {
             // A few more adders that run freely, each read by a thread of its own meanwhile.
             for round in 2...4 {
                 let free = AdderOperation(numbers: [1, 2, 3], run: round)
+                // This reader reads formattedTotal first: a lock taken to read total before it would
+                // order an unlocked read after the write, and ThreadSanitizer would see nothing.
                 let reader = Watcher(
-                    reading: { Reading(total: free.total, formatted: free.formattedTotal) },
+                    reading: {
+                        let formatted = free.formattedTotal
+                        return Reading(total: free.total, formatted: formatted)
+                    },
                     until: Reading(total: 6, formatted: "6"))
                 queue.addOperation(free)
                 await waitUntil("adder \(round) to finish") { free.isFinished }
