@@ -94,6 +94,59 @@ struct ErrorSpecs {
             """)
     }
 
+    // Look at which error `Importer.importAll` throws when a copy too far gone to stop fails
+    // after the error that ended the import: the first, or the last one kept? Lesson: "An error
+    // ends the group".
+    // Covers: C98
+    // Paths: reuse
+    @Test(
+        "a copy that fails after the error that ended its import, while the group waits for it, does not replace that error"
+    )
+    func theFirstErrorIsThrown() async {
+        // b has gone too far to stop: once a's error has ended the loop, the group cancels b and
+        // waits for it to end, and b then fails as well.
+        let card = Card(holding: ["c", "a"], stubborn: ["b"])
+        defer { card.releaseAll() }
+        let cancelled = Recorder<String>()
+        card.whenCancelled.withValue { $0 = { cancelled.record($0) } }
+        let running = RunningImport(Importer(card: card, width: 3), ["c", "a", "b"])
+        let hint = lesson.see("An error ends the group")
+        guard
+            await waitUntil(
+                "three copies to begin", hint: hint, givingUpWhen: beyond(3, on: card), { card.running.count == 3 })
+        else { return }
+        card.release("c")
+        guard
+            await waitUntil(
+                "c to be reported as copied", hint: lesson.see("Progress as it happens"),
+                { running.progress.all.count == 1 })
+        else { return }
+        card.fail("a")
+        guard
+            await waitUntil(
+                "b, still under way, to be cancelled once a failed",
+                hint: "The card saw \(card.events.timeline), and the import \(running.ending). \(hint)",
+                givingUpWhen: { running.result.map { _ in "the import ended first: it \(running.ending)" } },
+                { cancelled.contains("b") })
+        else { return }
+        card.fail("b")
+        guard
+            await waitUntil(
+                "the import to end once b failed too", timeout: patience,
+                hint: "The card saw \(card.events.timeline), and the import \(running.ending). \(hint)",
+                { running.result != nil })
+        else { return }
+        #expect(
+            running.ending == "threw “a cannot be read”",
+            """
+            a could not be read, which ended the import and cancelled b; b, too far gone to stop, then \
+            failed as well. Expected the import to throw a's error, the one that ended it; it \
+            \(running.ending). An error kept with the import's mark is the first one: a copy that \
+            fails later, while the group waits for it, must not replace it.
+            \(hint)
+            """)
+    }
+
     // Look at where a failed copy leaves its mark: on its own import, or on the importer every
     // import shares? Lesson: "An error ends the group".
     // Covers: C98

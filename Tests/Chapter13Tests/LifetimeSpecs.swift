@@ -58,6 +58,11 @@ struct LifetimeSpecs {
                 "the import of a and b to return", hint: "It \(failed.value ?? "was still running"). \(hint)",
                 givingUpWhen: { failed.value.map { "it \($0)" } }, { photos.value != nil })
         else { return }
+        // Let go at once, not only once later imports have ended: something the importer keeps of
+        // its newest import would be replaced by the next one.
+        guard await letGo(photos.value, "the photos of the import of a and b, which had returned", hint) else {
+            return
+        }
         card.fail("x") { DamagedSector() }
         // A weak reference to the error the next import throws, taken in a task of its own so
         // that an import that never ends costs only a bounded wait.
@@ -78,6 +83,7 @@ struct LifetimeSpecs {
                 "the import of x to throw the card's error", hint: lesson.see("An error ends the group"),
                 givingUpWhen: { other.value.map { "it \($0)" } }, { fault.value != nil })
         else { return }
+        guard await letGo(fault.value, "the card's error the import of x had thrown", hint) else { return }
         // Two imports end in CancellationError: one whose caller is cancelled, one that
         // cancelAll() stops. An error is an object too (the box it travels in): the import's
         // task keeps the one it threw as its result, which its caller is handed, and which is
@@ -116,6 +122,24 @@ struct LifetimeSpecs {
             say).
             \(hint)
             """)
+    }
+
+    /// Whether what `reference` points to is let go within `patience` of the import that made it
+    /// ending, before any other import begins; records an issue naming `what` if not.
+    private func letGo<Object: AnyObject>(
+        _ reference: WeakReference<Object>?, _ what: String, _ hint: String
+    ) async -> Bool {
+        let gone = await comesTrue(within: patience) { reference?.value == nil }
+        #expect(
+            gone,
+            """
+            The importer still kept \(what) \(patience.seconds) s after that import ended, before \
+            any other import began. Nothing of an import that has ended stays in the importer, \
+            however it ended and whatever comes next: not its task, and not its photos or its error \
+            kept in a property "for later", which only the next import would replace.
+            \(hint)
+            """)
+        return gone
     }
 
     /// Imports `name`, which `card` holds, in a task of its own, cancels it with `cancel` (handed

@@ -14,8 +14,9 @@ struct WidthSpecs {
         "no more copies run at once than the width; the next starts as one ends; photos come back in order, at the caller's priority",
         arguments: [(1, TaskPriority.background), (3, TaskPriority.high), (10, TaskPriority.userInitiated)])
     func copiesStayWithinTheWidth(_ width: Int, _ priority: TaskPriority) async {
-        // At least two photos more than the width, so that copies wait for a slot.
-        let names = (0..<max(5, width + 2)).map { String(UnicodeScalar(UInt8(ascii: "a") + UInt8($0))) }
+        // At least two photos more than the width, so that copies wait for a slot; asked for in
+        // reverse alphabetical order, so that photos sorted by name are not the order asked.
+        let names = (0..<max(5, width + 2)).reversed().map { String(UnicodeScalar(UInt8(ascii: "a") + UInt8($0))) }
         let card = Card(holding: Set(names))
         defer { card.releaseAll() }
         // The caller awaits the import, which raises a task of lower priority to its own
@@ -55,9 +56,11 @@ struct WidthSpecs {
         #expect(
             running.ending == "returned \(names.joined(separator: ", "))",
             """
-            The copies ended out of order; expected the import to return the photos in the order \
-            asked, \(names.joined(separator: ", ")). It \(running.ending).
-            \(hint)
+            The copies ended in another order than they were asked in; expected the import to \
+            return the photos in the order asked, \(names.joined(separator: ", ")), whatever order \
+            they ended in and whatever their names. It \(running.ending). Keep each photo at the \
+            index it was asked for, and return them in that order.
+            \(lesson.see("The pattern"))
             """)
         let priorities = card.priorities.filter { $0.value != priority }
         #expect(
