@@ -362,6 +362,15 @@ extension Chapter12Specs {
             await MainQueue.drain()
             let runs = studio.began(stage)
             let stopped = studio.saw("a \(stage) cancelled")
+            let got = list.deliveries(to: 0).map(\.description)
+            let expected = ["row 0 (request 1) got \(ListView.thumbnail(of: "a"))"]
+            #expect(
+                got == expected,
+                """
+                Row 0, prefetched, scrolled into view while its \(stage) ran; expected its thumbnail once, \
+                on the main queue: \(expected.joined()). It got \(got.joined(separator: "; ")).
+                \(lesson.see("Exactly once"))
+                """)
             #expect(
                 runs == ["a"] && !stopped,
                 """
