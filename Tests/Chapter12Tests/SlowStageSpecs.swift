@@ -263,9 +263,21 @@ extension Chapter12Specs {
                 await waitUntil(waiting + 1, rowsWaitFor: stage, in: studio)
                 if image == "now" && onScreen == .scrolledInWhileWaiting {
                     // Its stage waits in its queue, queued as a prefetched row's.
+                    let queued = studio.waiting(stage)
                     await list.scrollIntoView(1)
                     // A design that queues a replacement shows one more waiting operation.
                     await waitUntil(waiting + 2, rowsWaitFor: stage, in: studio)
+                    let changed = queued.filter { ($0.operation.value?.queuePriority ?? $0.priority) != $0.priority }
+                    #expect(
+                        changed.isEmpty,
+                        """
+                        Row 1 scrolled into view while its \(stage) waited in its queue; expected the \
+                        operations already waiting there to keep the priority they were queued with, but \
+                        \(changed.count) of \(queued.count) changed it after joining the queue. Apple documents \
+                        no promise that a queue notices a priority changed after adding (Linux happens to \
+                        re-sort): queue a replacement at the new priority instead.
+                        \(lesson.see("Visible rows first"))
+                        """)
                 }
             }
             studio.release("first")
@@ -319,6 +331,56 @@ extension Chapter12Specs {
                 stage: a list of replaced stages that lives as long as the pipeline grows with every \
                 scroll.
                 \(lesson.see("Nothing kept"))
+                """)
+            withExtendedLifetime(list) {}
+        }
+
+        // Look at what `rowBecameVisible(_:)` does to a stage that has already begun: only a stage
+        // that still waits is replaced, and a running one keeps its work. Lesson: "Visible rows first".
+        // Covers: C87, C86
+        // Paths: values, reuse
+        @Test(
+            "a prefetched row that scrolls into view while its fetch, decode or resize runs has that stage run once, never started over",
+            .preflightScrolling,
+            arguments: Stage.allCases)
+        func raiseLeavesARunningStageAlone(_ stage: Stage) async {
+            let widths = StageWidths(fetches: 2, decodes: 2, resizes: 2)
+            let studio = Studio(holding: [stage], widths: widths)
+            defer { studio.releaseAll() }
+            let list = ListView(ImagePipeline(fetcher: studio, decoder: studio, resizer: studio, widths: widths))
+            await list.show("a", in: 0, visible: false)
+            guard await waitUntil("the \(stage) of a to begin", { studio.saw("a \(stage) began") }) else { return }
+            await list.scrollIntoView(0)
+            // A second run of the stage would begin now, in the free slot beside the held one.
+            _ = await comesTrue(within: window) { studio.began(stage).count > 1 }
+            studio.release("a")
+            let hint = lesson.see("Visible rows first")
+            guard
+                await waitUntil(
+                    "row 0 to get its thumbnail", timeout: patience, hint: hint, { !list.deliveries(to: 0).isEmpty })
+            else { return }
+            await MainQueue.drain()
+            let runs = studio.began(stage)
+            let stopped = studio.saw("a \(stage) cancelled")
+            let got = list.deliveries(to: 0).map(\.description)
+            let expected = ["row 0 (request 1) got \(ListView.thumbnail(of: "a"))"]
+            #expect(
+                got == expected,
+                """
+                Row 0, prefetched, scrolled into view while its \(stage) ran; expected its thumbnail once, \
+                on the main queue: \(expected.joined()). It got \(got.joined(separator: "; ")).
+                \(lesson.see("Exactly once"))
+                """)
+            #expect(
+                runs == ["a"] && !stopped,
+                """
+                Row 0, prefetched, scrolled into view while its \(stage) ran. Expected that \(stage) to \
+                begin once and go on to its end; the studio saw \(studio.events.timeline). A stage that \
+                has begun is left alone: a running decode or resize cannot be stopped, so queueing its \
+                work again runs it twice, and a download cancelled and started over takes a second slot \
+                and starts from nothing. A raise replaces only a stage that still waits, and raises the \
+                stages the row has not reached yet.
+                \(hint)
                 """)
             withExtendedLifetime(list) {}
         }

@@ -186,6 +186,15 @@ final class Studio: ImageFetcher, ImageDecoder, ImageResizer, @unchecked Sendabl
         return queue.operations.filter { $0.isReady && !$0.isExecuting && !$0.isFinished }.count
     }
 
+    /// The operations that wait, not started yet, in the queue on which `stage` last ran, each with
+    /// the priority it has now; empty when that stage never ran inside an operation queue.
+    func waiting(_ stage: Stage) -> [(operation: WeakReference<Operation>, priority: Operation.QueuePriority)] {
+        guard let queue = condition.withLock({ state.queues[stage]?.value }) else { return [] }
+        return queue.operations.filter { !$0.isExecuting && !$0.isFinished }.map {
+            (operation: WeakReference<Operation>($0), priority: $0.queuePriority)
+        }
+    }
+
     /// The operations the studio saw in a decode or resize queue that are still in memory.
     var operationsInMemory: [String] {
         condition.withLock { state.operations.filter { $0.operation.value != nil }.map(\.label) }

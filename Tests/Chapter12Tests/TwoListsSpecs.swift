@@ -69,6 +69,39 @@ enum TwoListsScenario {
     }
 }
 
+extension TwoListsScenario {
+    /// The first list, whose decode width is two, decodes rows 0 and 1 after a second list, whose
+    /// decode width is one, was made: both decodes run at once.
+    static func decodeWidthsStayApart() async {
+        let wide = StageWidths(fetches: 2, decodes: 2, resizes: 1)
+        let narrow = StageWidths(fetches: 1, decodes: 1, resizes: 1)
+        let studio = Studio(holding: [.decode], widths: wide)
+        defer { studio.releaseAll() }
+        let first = ListView(ImagePipeline(fetcher: studio, decoder: studio, resizer: studio, widths: wide))
+        let second = ListView(ImagePipeline(fetcher: studio, decoder: studio, resizer: studio, widths: narrow))
+        await first.show("c1", in: 0)
+        await first.show("c2", in: 1)
+        guard
+            await waitUntil(
+                "both of the first list's decodes to run at once (its decode width is 2)", timeout: patience,
+                hint: """
+                    A second list, whose decode width is 1, was made after the first; the studio saw \
+                    \(studio.events.timeline). Each pipeline makes its own decode queue, with its own \
+                    width; a decode queue kept in a static is shared by every pipeline, and the last one \
+                    made sets its width. \(lesson.see("A width per stage"))
+                    """,
+                { studio.running(.decode).count == 2 })
+        else { return }
+        studio.releaseAll()
+        guard
+            await waitUntil(
+                "rows 0 and 1 of the first list to get their thumbnails", timeout: patience,
+                { first.deliveries.count >= 2 })
+        else { return }
+        withExtendedLifetime((first, second)) {}
+    }
+}
+
 extension Chapter12Specs {
     @Suite("Two lists, two pipelines")
     struct TwoListsSpecs {
@@ -90,6 +123,7 @@ extension Chapter12Specs {
                 """
             ) {
                 await TwoListsScenario.bothListsAnswered()
+                await TwoListsScenario.decodeWidthsStayApart()
             }
             LastWords.explain(outcome)
         }
