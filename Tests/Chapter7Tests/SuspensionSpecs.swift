@@ -200,11 +200,12 @@ struct SuspensionSpecs {
     // The card is written from the moment an import calls the source, before that call returns.
     // Look at when an import counts as running: before it calls the source, or once the call is back?
     // Covers: C54
+    // Paths: collaborators
     @Test("a copy whose call to the card has not returned yet is waited for too")
     func ejectWaitsForACopyStillInItsSourceCall() async {
         let events = Recorder<String>()
         let source = HeldSource(events: events)
-        let importer = PhotoImporter(source: source, width: 1)
+        let importer = PhotoImporter(source: source, width: 1, queue: OperationQueue())
         let photo = photos(1)[0]
         let ready = Protected(false)
         let paused = Protected(false)
