@@ -21,6 +21,9 @@ final class HeldSource: PhotoSource {
     private let state = Protected(State())
     /// Starts and completions as they happen (`IMG_0001 started`, `IMG_0001 completed`).
     let events: Recorder<String>
+    /// Runs inside `copy(_:done:)`, after the copy is recorded as started and before the call
+    /// returns: the card is being written while it runs. Set by the spec; nil by default.
+    let duringCopy = Protected<(@Sendable (String) -> Void)?>(nil)
 
     /// Creates a card; `events` may be shared with other recorders of the spec.
     init(events: Recorder<String> = Recorder()) {
@@ -37,6 +40,7 @@ final class HeldSource: PhotoSource {
             state.peak = max(state.peak, state.running)
             events.record("\(photo) started")
         }
+        duringCopy.value?(photo)
     }
 
     /// The photos whose copy has started, in order.

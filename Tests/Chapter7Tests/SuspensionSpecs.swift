@@ -197,6 +197,69 @@ struct SuspensionSpecs {
         }
     }
 
+    // The card is written from the moment an import calls the source, before that call returns.
+    // Look at when an import counts as running: before it calls the source, or once the call is back?
+    // Covers: C54
+    // Paths: collaborators
+    @Test("a copy whose call to the card has not returned yet is waited for too")
+    func ejectWaitsForACopyStillInItsSourceCall() async {
+        let events = Recorder<String>()
+        let source = HeldSource(events: events)
+        let importer = PhotoImporter(source: source, width: 1, queue: OperationQueue())
+        let photo = photos(1)[0]
+        let ready = Protected(false)
+        let paused = Protected(false)
+        // Inside the import's call to the source, before it returns, another thread pauses for
+        // eject and gets a short while to return.
+        source.duringCopy.withValue {
+            $0 = { _ in
+                source.duringCopy.withValue { $0 = nil }
+                Thread.detachNewThread {
+                    importer.pauseForEject {
+                        events.record("ready")
+                        ready.withValue { $0 = true }
+                    }
+                    paused.withValue { $0 = true }
+                }
+                _ = settles(within: Bound.standard) { paused.value }
+            }
+        }
+        guard await returning("add(_:)", section: "Configure, then enqueue", { _ = importer.add(photo) }) != nil
+        else { return source.completeAll() }
+        guard
+            await waitUntil(
+                "pauseForEject(then:), called while the import's call to copy \(photo) ran, to return",
+                hint: lesson.see("Suspending stops starts, not work"),
+                { paused.value })
+        else { return source.completeAll() }
+        // A ready that missed the copy comes now; the window closes early.
+        _ = await comesTrue(within: Bound.scaled(.milliseconds(100))) { ready.value }
+        let early = ready.value
+        source.complete(photo)
+        await waitUntil(
+            "the card to be ready once the copy of \(photo) returned",
+            hint: lesson.see("Suspending stops starts, not work")
+        ) { ready.value }
+        #expect(
+            !early,
+            """
+            pauseForEject said the card was ready while \(photo) was still being copied: the import \
+            had called the source to copy it, and that call had not returned yet when the pause \
+            looked at what was running. The card is written from the moment the import calls the \
+            source, so the import counts as running before that call: mark it executing (or count \
+            the copy) first, then call the source.
+            Observed: \(events.timeline)
+            \(lesson.see("Suspending stops starts, not work"))
+            """
+        )
+        guard await returning("resume()", section: "Suspending stops starts, not work", { importer.resume() }) != nil
+        else { return source.completeAll() }
+        await waitUntil("\(photo) to leave the queue after resume()") {
+            source.completeAll()
+            return importer.queue.operationCount == 0
+        }
+    }
+
     // A cancelled copy still writes the card until it returns: cancel() only sets a flag. Look at
     // which imports pauseForEject waits for, and whether a cancel takes one off that list.
     // Covers: C54
