@@ -236,8 +236,10 @@ struct RetryingSpecs {
         let operations = ready.map { flag in ProbeOperation(readyWhen: { flag.value }) }
         defer { for operation in operations { operation.cancel() } }
         for operation in operations { runner.run(operation) }
-        // A reader that shares no lock with the runner, as any thread of the app may be.
-        let reader = Watcher(reading: { runner.waitingCount }, until: 0, for: Chapter4Bound.retry * 5)
+        // A reader that shares no lock with the runner, as any thread of the app may be. Its
+        // limit outlasts every wait below however late this task is scheduled (a busy machine
+        // once ran them past five retries' time, and the reader stopped at 2); stop() ends it.
+        let reader = Watcher(reading: { runner.waitingCount }, until: 0, for: Chapter4Bound.retry * 20)
         for (index, flag) in ready.enumerated() {
             flag.withValue { $0 = true }
             guard
