@@ -263,6 +263,50 @@ struct WidthSpecs {
             """)
     }
 
+    // Look at where a new import's task gets its priority while another import copies beside
+    // it: from the task that asks for it, or from an import the importer already runs? The first
+    // import's copy is held until the second's has begun, so the second is asked for, made and
+    // run while the first is under way. Lesson: "Priority comes with the task tree".
+    // Covers: C99
+    // Paths: values, interference
+    @Test(
+        "an import asked for at background priority while one asked for at high priority copies beside it copies at background"
+    )
+    func importBesideAnotherKeepsItsOwnPriority() async {
+        let card = Card(holding: ["u1", "b1"])
+        defer { card.releaseAll() }
+        let importer = Importer(card: card, width: 2)
+        let hint = lesson.see("Priority comes with the task tree")
+        let urgent = RunningImport(importer, ["u1"], priority: .high)
+        guard
+            await waitUntil(
+                "the copy of u1, asked for at high priority, to begin", hint: hint,
+                givingUpWhen: beyond(2, on: card), { card.saw("u1 began") })
+        else { return }
+        let background = RunningImport(importer, ["b1"], priority: .background)
+        guard
+            await waitUntil(
+                "the copy of b1, asked for at background priority, to begin in the second slot while u1 copies",
+                hint: hint, givingUpWhen: beyond(2, on: card), { card.saw("b1 began") })
+        else { return }
+        card.releaseAll()
+        guard
+            await waitUntil("both imports to end", hint: hint, { urgent.result != nil && background.result != nil })
+        else { return }
+        let priorities = card.priorities
+        let seen = ["u1", "b1"].map { "\($0) at \(priorities[$0].map { "\($0)" } ?? "no priority")" }
+        #expect(
+            priorities["u1"] == .high && priorities["b1"] == .background,
+            """
+            With a width of 2, an import asked for at high priority copied u1, and while it did, an \
+            import of b1 was asked for at background priority and copied beside it; the card saw \
+            \(seen.joined(separator: " and ")). Each import's copies run at the priority of the task \
+            that asked for that import: a priority taken from an import under way belongs to another \
+            caller.
+            \(hint)
+            """)
+    }
+
     // Look at where a new import's task gets its priority while another import is under way:
     // from the task that asks for it, or from an import the importer already runs? Lessons:
     // "Priority comes with the task tree", "A width is yours to keep".
