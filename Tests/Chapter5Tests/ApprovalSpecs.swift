@@ -238,4 +238,115 @@ struct ApprovalSpecs {
             """
         )
     }
+
+    // Approval.grant() and deny(): is "decided" read and set in one locked step? A grant and a
+    // denial made at the same moment, from two threads, must decide the approval once. The
+    // window lies between two lines of the approval, where nothing of the spec's runs, so the
+    // spec repeats: two threads sweep the same approvals, one granting, one denying. The thread
+    // that loses a claim returns at once and catches up, so the two meet on one approval again
+    // and again: 50 rounds of 4,000 approvals kill a claim read and set in two locked steps, one
+    // read from `isFinished`, and one marked after acting, 10 of 10 runs each, alone with the
+    // other core busy (measured on Linux, Swift 6.3.1); correct code takes well under a second.
+    // See "Readiness is a dependency".
+    // Covers: C41
+    // Paths: reuse
+    @Test("a grant and a denial at the same moment, from two threads, decide an approval once")
+    func simultaneousDecisionsDecideOnce() async {
+        // In a process of its own: an approval started from two threads at once traps on Linux.
+        let name = "buildPlanDecisionsAtOnce"
+        LastWords.forget(name)
+        let outcome = await #expect(
+            processExitsWith: .success,
+            Comment(
+                rawValue: """
+                    The child process that granted and denied the same approvals at the same \
+                    moment stopped before it could judge. \(lesson.see("Readiness is a dependency"))
+                    """)
+        ) {
+            ApprovalSpecs.decideEachApprovalTwiceAtOnce()
+        }
+        LastWords.explain(name, outcome)
+    }
+
+    /// Round after round, makes approvals, a step waiting for some of them, and two threads that
+    /// one semaphore releases together: one grants every approval in order, the other denies
+    /// every one in the same order. Exits 1 with words if a waiting step is never released or
+    /// both runs and is cancelled; a trap ends the child with a signal and the words noted first.
+    static func decideEachApprovalTwiceAtOnce() {
+        let name = "buildPlanDecisionsAtOnce"
+        exitIfStillRunning(after: Bound.standard * 4, status: 3)
+        let hint = lesson.see("Readiness is a dependency")
+        let rounds = 50
+        let approvalsPerRound = 4000
+        let watchedEvery = 100  // every 100th approval has a step waiting for it
+        let queue = OperationQueue()
+        for round in 1...rounds {
+            let approvals = (0..<approvalsPerRound).map { Approval("sign-off \($0)") }
+            let ran = Protected<Set<String>>([])
+            var steps: [BuildStep] = []
+            var plan = BuildPlan()
+            for index in stride(from: 0, to: approvalsPerRound, by: watchedEvery) {
+                let title = "publish \(index)"
+                let step = BuildStep(title, approval: approvals[index]) { _ in
+                    ran.withValue { _ = $0.insert(title) }
+                    return title
+                }
+                steps.append(step)
+                plan.add(step, on: queue)
+            }
+            do { try plan.start() } catch {
+                LastWords.fail(name, "start() threw “\(error)” for a plan of independent steps. \(hint)")
+            }
+            TwoPlansSpecs.failUnlessWaitingOnAnOperation(steps[0], name: name)
+            LastWords.note(
+                name,
+                """
+                The child ended in round \(round) of \(rounds), while one thread called grant() \
+                and another deny() on each of \(approvalsPerRound) approvals at the same moment. \
+                Ended by a signal (a trap), it means both calls found an approval undecided and \
+                both started it: on Linux an operation started from two threads at once, or while \
+                it is still executing, traps. Read "decided" and set it in one locked step, and \
+                let only the call that set it start or cancel anything.
+                \(hint)
+                """)
+            let go = DispatchSemaphore(value: 0)
+            let swept = DispatchGroup()
+            for granting in [true, false] {
+                swept.enter()
+                Thread.detachNewThread {
+                    go.wait()
+                    for approval in approvals {
+                        if granting { approval.grant() } else { approval.deny() }
+                    }
+                    swept.leave()
+                }
+            }
+            go.signal()
+            go.signal()
+            swept.wait()
+            guard settles(within: Bound.standard, { steps.allSatisfy(\.isFinished) }) else {
+                let stuck = steps.filter { !$0.isFinished }.map { "“\($0.title)”" }
+                LastWords.fail(
+                    name,
+                    """
+                    In round \(round), each approval was granted and denied at the same moment; \
+                    \(stuck.count) of \(steps.count) steps waiting for one (\(stuck.prefix(3).joined(separator: ", "))…) \
+                    never finished. Whichever decision comes first must finish an operation \
+                    the step depends on; the other must change nothing.
+                    \(hint)
+                    """)
+            }
+            let both = steps.filter { ran.value.contains($0.title) && $0.isCancelled }
+            if let step = both.first {
+                LastWords.fail(
+                    name,
+                    """
+                    In round \(round), “\(step.title)” ran its work and is cancelled too: its \
+                    approval, granted and denied at the same moment, acted on both decisions. \
+                    Only the call that claims the decision may act.
+                    \(hint)
+                    """)
+            }
+        }
+    }
 }

@@ -213,10 +213,13 @@ struct Build {
 /// `start()` blocks while an `EagerQueue` waits for a step to begin; on a thread of its own
 /// that wait cannot hold up the threads the steps themselves need. Returns nil, after recording
 /// an issue, if `start()` never returned: wiring a step to itself deadlocks on Linux. The spec
-/// must then touch none of the plan's steps again (their locks may be held for good). The
-/// default bound suits a plan that correct code refuses at once, before touching any queue.
+/// must then touch none of the plan's steps again (their locks may be held for good). Correct
+/// code refuses an unsound plan at once, before touching any queue, yet the thread that runs
+/// `start()` must first be scheduled: half a second was too short on a busy two-core machine
+/// (a sound `start()` reported stuck, once alone and once whole, at a load average of 19), so the
+/// bound is the standard one, which only a plan that deadlocks waits out.
 func attempt(
-    _ plan: BuildPlan, timeout: Duration = Bound.scaled(.milliseconds(500)),
+    _ plan: BuildPlan, timeout: Duration = Bound.standard,
     sourceLocation: SourceLocation = #_sourceLocation
 ) async -> Result<Void, BuildError>? {
     struct Box: @unchecked Sendable {  // handed to exactly one thread, then only read there
