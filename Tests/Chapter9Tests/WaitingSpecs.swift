@@ -144,17 +144,18 @@ enum WaitingScenario {
             reported.withValue { $0 = report.sections.map(\.report) }
             arrived.open()
         }
-        // The caller also makes the digest wait for the budget, which is no part of it: the
-        // digest reads the parts it was given, not whatever it depends on.
-        let budget = ReportJob(title: "Budget", sections: ["sales"], source: ledger)
-        digest.addDependency(budget)
-        generator.queue.addOperation(budget)
         guard settles(within: patience, { ledger.loadCount(of: "January") > 0 }) else {
             ledger.release("January")
             LastWords.fail(
                 "digestCancelledPart",
                 "The digest's first part, January, never began to load (waited \(patience.seconds) s).")
         }
+        // The caller also makes the digest wait for the budget, which is no part of it: the
+        // digest reads the parts it was given, not whatever it depends on. (Added while January
+        // loads, so that a digest that waits for its parts has not started yet.)
+        let budget = ReportJob(title: "Budget", sections: ["sales"], source: ledger)
+        digest.addDependency(budget)
+        generator.queue.addOperation(budget)
         let february = digest.dependencies.first { ($0 as? ReportJob)?.title == "February" }
         february?.cancel()
         ledger.release("January")
