@@ -150,6 +150,12 @@ enum WaitingScenario {
                 "digestCancelledPart",
                 "The digest's first part, January, never began to load (waited \(patience.seconds) s).")
         }
+        // The caller also makes the digest wait for the budget, which is no part of it: the
+        // digest reads the parts it was given, not whatever it depends on. (Added while January
+        // loads, so that a digest that waits for its parts has not started yet.)
+        let budget = ReportJob(title: "Budget", sections: ["sales"], source: ledger)
+        digest.addDependency(budget)
+        generator.queue.addOperation(budget)
         let february = digest.dependencies.first { ($0 as? ReportJob)?.title == "February" }
         february?.cancel()
         ledger.release("January")
@@ -165,6 +171,13 @@ enum WaitingScenario {
                 """)
         }
         let kept = reported.value.filter { $0 != "February" }
+        let notAPart =
+            kept.contains("Budget")
+            ? """
+            , and only its parts: its caller also made it wait for the Budget report, which is \
+            no part, yet Budget's sections are in the digest. It read every report among its \
+            dependencies instead of the parts it was given (and `dependencies` promises no order)
+            """ : ""
         guard kept == ["January", "March", "April", "May", "June"] else {
             LastWords.fail(
                 "digestCancelledPart",
@@ -172,7 +185,7 @@ enum WaitingScenario {
                 The digest of January to June, whose February part was cancelled, arrived with \
                 sections from \(reported.value); expected those of January, March, April, May and June, in that \
                 order (February's too if the digest loads them itself). A digest reads every part \
-                it was given, however many, in the order asked for. \(lesson.see("Waiting inside a queue"))
+                it was given, however many, in the order asked for\(notAPart). \(lesson.see("Waiting inside a queue"))
                 """)
         }
         let july = Gate("July")
@@ -274,6 +287,60 @@ enum WaitingScenario {
                 refresh made the other's report look stale: the number or job that names the newest \
                 refresh is kept where every screen shares it (a static), not in the screen. \
                 \(lesson.see("Waiting on the main queue"))
+                """)
+        }
+
+        // Two refreshes of one screen in one block, the older's job lowered in priority while
+        // both wait: a width-one queue then builds the newer first (Linux re-sorts a waiting
+        // operation whose priority changes; Apple documents no promise, so there only the
+        // screen's own mark is judged). The older report must not replace the newer one.
+        generator.queue.isSuspended = true
+        let pair = Gate("refresh() of August and September returned")
+        OperationQueue.main.addOperation {
+            screen.refresh("August", sections: ["sales"])
+            screen.refresh("September", sections: ["sales"])
+            pair.open()
+        }
+        guard pair.wait(timeout: patience) else {
+            generator.queue.isSuspended = false
+            LastWords.fail(
+                "refresh",
+                "refresh() of August and then September, on the main queue, did not return within \(patience.seconds) s."
+            )
+        }
+        let pairJobs = Watch()
+        for operation in generator.queue.operations {
+            pairJobs.add(operation, as: "a job of the August or September refresh")
+            if (operation as? ReportJob)?.title == "August" { operation.queuePriority = .veryLow }
+        }
+        let shownBefore = shown.value.count
+        generator.queue.isSuspended = false
+        // A job is freed once whatever delivers its report has handed it to the main queue.
+        guard settles(within: patience, { pairJobs.alive.isEmpty }) else {
+            LastWords.fail(
+                "refresh",
+                """
+                August and September were refreshed and their jobs built, but \(patience.seconds) s \
+                later \(pairJobs.alive) was still in memory while the screen was held. \
+                \(lesson.see("What dependencies keep alive"))
+                """)
+        }
+        let drained = Gate("a block on the main queue after both deliveries")
+        OperationQueue.main.addOperation { drained.open() }
+        guard drained.wait(timeout: patience) else {
+            LastWords.fail("refresh", "The main queue did not run a block within \(patience.seconds) s.")
+        }
+        let pairShown = Array(shown.value.dropFirst(shownBefore))
+        guard pairShown.last == "September sales" else {
+            LastWords.fail(
+                "refresh",
+                """
+                The screen was refreshed with August and then September, in one block on the main \
+                queue, and August's job was then lowered in priority, so the ledger built September \
+                first; the screen showed \(pairShown) and ends on \"\(pairShown.last ?? "nothing")\", \
+                expected to end on \"September sales\". Two refreshes' jobs do not depend on each \
+                other, so nothing promises which ends first: the screen remembers its newest refresh \
+                and drops a report from any older one. \(lesson.see("Waiting on the main queue"))
                 """)
         }
 
@@ -475,7 +542,8 @@ struct WaitingSpecs {
     }
 
     // A part of a digest can be cancelled before it runs: what does DigestJob.main() do when a
-    // part has no report, and where does that code run? See "Waiting inside a queue".
+    // part has no report, and where does that code run? And which of its dependencies are its
+    // parts? See "Waiting inside a queue".
     // Covers: C62
     // Paths: values, reuse
     @Test(
@@ -487,8 +555,8 @@ struct WaitingSpecs {
             processExitsWith: .success,
             """
             Expected a digest of six months whose February part was cancelled before it ran to \
-            arrive within \(patience.seconds) s with the other five months' sections, and the next \
-            report to be built after it.
+            arrive within \(patience.seconds) s with the other five months' sections and none of \
+            the Budget report it was also made to wait for, and the next report to be built after it.
             \(lesson.see("Waiting inside a queue"))
             """
         ) {
@@ -500,8 +568,9 @@ struct WaitingSpecs {
     // refresh() is called on the main queue. Read ReportScreen.refresh: does it wait, and does
     // what it waits for need the main queue? See "Waiting on the main queue". Once the report
     // is shown, what does the screen still hold? See "What dependencies keep alive". Where does
-    // the screen keep the newest refresh, and what happens to it when a refresh's job is
-    // cancelled and delivers nothing?
+    // the screen keep the newest refresh, does an older refresh that ends last replace the
+    // newer report, and what happens to the mark when a refresh's job is cancelled and
+    // delivers nothing?
     // Covers: C63, C65, C101
     // Paths: memory, reuse, interference, collaborators
     @Test(
@@ -515,8 +584,9 @@ struct WaitingSpecs {
             Expected refresh(), called on the main queue, to return while the report was still \
             being built, the main queue to stay free, the report to appear once built, and its \
             job to be freed while the screen was still held; two screens refreshed at once to \
-            show one report each; a refresh whose job was cancelled to leave nothing in memory \
-            and the next refresh to be shown.
+            show one report each; an older refresh whose job ended last not to replace the newer \
+            report; a refresh whose job was cancelled to leave nothing in memory and the next \
+            refresh to be shown.
             \(lesson.see("Waiting on the main queue"))
             """
         ) {
