@@ -108,7 +108,7 @@ struct PublishingTheResult {
     // Paths: values
     @Test(
         "the thumbnail is as wide as the operation was asked for, at any width", .preflight,
-        arguments: [1, 63, 65, 101, 4096, 4097, 1 << 20])
+        arguments: [1, 63, 65, 101, 4096, 4097, 1 << 20, 1 << 31, 1 << 40])
     func resultHasTheWidthAskedFor(width: Int) async {
         let loader = ScriptedLoader()
         let operation = ThumbnailOperation(imageName: "a", width: width, loader: loader)
@@ -128,7 +128,8 @@ struct PublishingTheResult {
             (try? result?.get()) == Thumbnail(name: "a", width: width),
             """
             The operation was asked for a thumbnail \(width) px wide; its result is \(describe(result)). \
-            The work must resize to the operation's own width, not to a fixed or capped number.
+            The work must resize to the operation's own width, unchanged: not a fixed or capped number, \
+            and not one squeezed through a narrower integer type.
             \(lesson.see("Steps"))
             """)
     }
