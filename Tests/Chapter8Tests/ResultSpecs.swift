@@ -57,9 +57,10 @@ struct PublishingTheResult {
     }
 
     // Look at how the Task handles what the loader throws, and the lesson's "Publish the result,
-    // then announce": where does the error go, whichever step threw it?
+    // then announce": where does the error go, whichever step threw it, and does anything outside
+    // the operation remember it for the next operation of the same picture?
     // Covers: C61
-    // Paths: values
+    // Paths: values, reuse
     @Test(
         "when the fetch or the resize throws, the operation finishes and its result is that error", .preflight,
         arguments: ["fetch", "resize"])
@@ -99,6 +100,32 @@ struct PublishingTheResult {
             After the \(step) threw LoaderError.missing("a"), the result is \(describe(result)); expected \
             that error. \(loader.trace.lifecycle(missing: "…"))
             \(lesson.see("Publish the result, then announce"))
+            """)
+
+        // The error belongs to the operation that met it: a later one of the same picture starts afresh.
+        let retryLoader = ScriptedLoader()
+        retryLoader.releaseAll()
+        let retry = ThumbnailOperation(imageName: "a", width: thumbnailWidth, loader: retryLoader)
+        defer { withExtendedLifetime(retry) {} }
+        retry.start()
+        guard
+            await waitUntil(
+                "a second operation of picture a, made after the first one's \(step) threw, to finish",
+                hint: retryLoader.trace.lifecycle(missing: "it never finished") + "\n"
+                    + lesson.see("Finish when the work ends, once"),
+                { retry.isFinished })
+        else { return }
+        let retried = retry.result
+        #expect(
+            (try? retried?.get()) == Thumbnail(name: "a", width: thumbnailWidth),
+            """
+            After the \(step) of one operation of picture a threw, a second operation of the same picture, \
+            with a loader that throws nothing, ended with \(describe(retried))\
+            \(retryLoader.trace.contains("fetch a began") ? "" : " without ever fetching"); expected \
+            success(a, \(thumbnailWidth) px). An error belongs to the operation whose work threw it: \
+            remembered outside it (a static set of failed pictures, a flag nothing resets), it fails \
+            operations that never met it. \(retryLoader.trace.lifecycle(missing: "…"))
+            \(lesson.see("Forward cancel() to the Task"))
             """)
     }
 
