@@ -6,9 +6,10 @@ import Testing
 @Suite("Each thumbnail operation owns its own work", .watched)
 struct TwoThumbnails {
     // Two thumbnails working at once, one cancelled; then two of the same picture; then operations
-    // cancelled before they started and let go. Look at where ThumbnailOperation keeps its Task
-    // and its "cancelled" state: in the operation, or somewhere every operation shares (a static,
-    // a global, a registry keyed by name or by ObjectIdentifier)? See "Forward cancel() to the Task".
+    // cancelled before they started, or finished, and let go. Look at where ThumbnailOperation keeps
+    // its Task, its "cancelled" state and its result: in the operation, or somewhere every operation
+    // shares (a static, a global, a registry keyed by name or by ObjectIdentifier)? See "Forward
+    // cancel() to the Task".
     // Covers: C24, C61
     // Paths: interference, reuse, memory
     @Test(
@@ -86,6 +87,7 @@ struct TwoThumbnails {
         }
         await cancelOneOfTwins(scenario)
         await cancelledAndLetGoRetiresNoOther(scenario, loader)
+        await finishedAndLetGoLeavesNoOutcome(scenario)
     }
 
     /// Two thumbnails of one picture at two widths, each with a loader of its own: cancelling the
@@ -164,6 +166,59 @@ struct TwoThumbnails {
                     nobody cancelled it (isCancelled \(next.isCancelled)). A cancel that is remembered \
                     outside the operation (a static flag the next start() finds, a set of \
                     ObjectIdentifiers that outlives the operations) reaches operations it never belonged to.
+                    """)
+            }
+        }
+    }
+
+    /// An operation that finished and was let go, three times over: the operation made right after
+    /// it (often at the address it freed) has no result before it ran, and ends with its own thumbnail.
+    private static func finishedAndLetGoLeavesNoOutcome(_ scenario: String) async {
+        let loader = ScriptedLoader()
+        loader.releaseAll()
+        var later: [ThumbnailOperation] = []
+        defer { withExtendedLifetime(later) {} }
+        for round in 1...3 {
+            let (old, new) = ("done\(round)", "next\(round)")
+            var finished: ThumbnailOperation? = ThumbnailOperation(
+                imageName: old, width: thumbnailWidth, loader: loader)
+            finished?.start()
+            guard await comesTrue(within: Bound.standard, { finished?.isFinished ?? false }) else {
+                LastWords.fail(
+                    scenario,
+                    "Operation \(old), whose loader never waits, was started and never finished. \(loader.trace.timeline)"
+                )
+            }
+            let freed = finished.map { ObjectIdentifier($0) }
+            finished = nil
+            // Made at once on the same thread: the allocator usually hands the freed address on.
+            let next = ThumbnailOperation(imageName: new, width: thumbnailWidth, loader: loader)
+            later.append(next)
+            let atFreedAddress = ObjectIdentifier(next) == freed
+            guard next.result == nil, !next.isFinished, !next.isExecuting else {
+                LastWords.fail(
+                    scenario,
+                    """
+                    Operation \(old) finished and its owner let go of it. Then operation \(new) was made\
+                    \(atFreedAddress ? ", at the very address \(old) had freed" : ""), and before anyone started it \
+                    it reported result \(describe(next.result)), isFinished \(next.isFinished) and isExecuting \
+                    \(next.isExecuting); expected nil, false and false. An outcome noted outside the operation (a \
+                    table keyed by ObjectIdentifier that outlives its operations) is found by whatever object \
+                    takes the freed address next. Keep the result in the operation itself.
+                    \(lesson.see("Forward cancel() to the Task"))
+                    """)
+            }
+            next.start()
+            let expected = Thumbnail(name: new, width: thumbnailWidth)
+            guard await comesTrue(within: Bound.standard, { next.isFinished }), (try? next.result?.get()) == expected
+            else {
+                LastWords.fail(
+                    scenario,
+                    """
+                    Operation \(new), made after \(old) finished and was let go\
+                    \(atFreedAddress ? " (at the address \(old) had freed)" : ""), was started with a loader that \
+                    never waits; it reports isFinished \(next.isFinished) and result \(describe(next.result)); \
+                    expected success(\(new), \(thumbnailWidth) px). \(loader.trace.timeline)
                     """)
             }
         }

@@ -57,9 +57,10 @@ struct PublishingTheResult {
     }
 
     // Look at how the Task handles what the loader throws, and the lesson's "Publish the result,
-    // then announce": where does the error go, whichever step threw it?
+    // then announce": where does the error go, whichever step threw it, and does anything outside
+    // the operation remember it for the next operation of the same picture?
     // Covers: C61
-    // Paths: values
+    // Paths: values, reuse
     @Test(
         "when the fetch or the resize throws, the operation finishes and its result is that error", .preflight,
         arguments: ["fetch", "resize"])
@@ -100,6 +101,32 @@ struct PublishingTheResult {
             that error. \(loader.trace.lifecycle(missing: "…"))
             \(lesson.see("Publish the result, then announce"))
             """)
+
+        // The error belongs to the operation that met it: a later one of the same picture starts afresh.
+        let retryLoader = ScriptedLoader()
+        retryLoader.releaseAll()
+        let retry = ThumbnailOperation(imageName: "a", width: thumbnailWidth, loader: retryLoader)
+        defer { withExtendedLifetime(retry) {} }
+        retry.start()
+        guard
+            await waitUntil(
+                "a second operation of picture a, made after the first one's \(step) threw, to finish",
+                hint: retryLoader.trace.lifecycle(missing: "it never finished") + "\n"
+                    + lesson.see("Finish when the work ends, once"),
+                { retry.isFinished })
+        else { return }
+        let retried = retry.result
+        #expect(
+            (try? retried?.get()) == Thumbnail(name: "a", width: thumbnailWidth),
+            """
+            After the \(step) of one operation of picture a threw, a second operation of the same picture, \
+            with a loader that throws nothing, ended with \(describe(retried))\
+            \(retryLoader.trace.contains("fetch a began") ? "" : " without ever fetching"); expected \
+            success(a, \(thumbnailWidth) px). An error belongs to the operation whose work threw it: \
+            remembered outside it (a static set of failed pictures, a flag nothing resets), it fails \
+            operations that never met it. \(retryLoader.trace.lifecycle(missing: "…"))
+            \(lesson.see("Forward cancel() to the Task"))
+            """)
     }
 
     // Look at the width the work passes to the loader's resize, and the lesson's "Steps": the
@@ -108,7 +135,7 @@ struct PublishingTheResult {
     // Paths: values
     @Test(
         "the thumbnail is as wide as the operation was asked for, at any width", .preflight,
-        arguments: [1, 63, 65, 101, 4096, 4097, 1 << 20])
+        arguments: [1, 63, 65, 101, 4096, 4097, 1 << 20, 1 << 31, 1 << 40])
     func resultHasTheWidthAskedFor(width: Int) async {
         let loader = ScriptedLoader()
         let operation = ThumbnailOperation(imageName: "a", width: width, loader: loader)
@@ -128,7 +155,8 @@ struct PublishingTheResult {
             (try? result?.get()) == Thumbnail(name: "a", width: width),
             """
             The operation was asked for a thumbnail \(width) px wide; its result is \(describe(result)). \
-            The work must resize to the operation's own width, not to a fixed or capped number.
+            The work must resize to the operation's own width, unchanged: not a fixed or capped number, \
+            and not one squeezed through a narrower integer type.
             \(lesson.see("Steps"))
             """)
     }
