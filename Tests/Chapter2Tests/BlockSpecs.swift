@@ -68,12 +68,12 @@ struct BlockOperationGroups {
     // Covers: C14
     // Paths: values
     @Test(
-        "while any of the batch's pieces is still running, the first, a middle or the last of three, or the last of ten or of a hundred, the batch's operation is not finished; a batch with no pieces (0) finishes at once",
-        arguments: [0, 1, 2, 3, 10, 100])
+        "while any of the batch's pieces is still running, the first, a middle or the last of three, or the last of ten, of a hundred or of a thousand, the batch's operation is not finished; a batch with no pieces (0) finishes at once",
+        arguments: [0, 1, 2, 3, 10, 100, 1000])
     func finishedOnlyWhenAllAre(stillRunning slowPiece: Int) async throws {
-        // 0: a batch with no pieces, whose operation has nothing to wait for; 10 and 100: the
-        // last of ten or of a hundred pieces, more than a design that caps the blocks per
-        // operation (at three, at sixteen) puts in one.
+        // 0: a batch with no pieces, whose operation has nothing to wait for; 10, 100 and 1000:
+        // the last of ten, of a hundred or of a thousand pieces, more than a design that caps
+        // the blocks per operation (at three, at sixteen, at 128) puts in one.
         let pieces = slowPiece == 0 ? 0 : max(3, slowPiece)
         let queue = OperationQueue()
         let submitted = Gate("submit(to:) returned the operation")
