@@ -68,12 +68,12 @@ struct BlockOperationGroups {
     // Covers: C14
     // Paths: values
     @Test(
-        "while any of the batch's pieces is still running, the first, a middle or the last of three, or the last of ten or of a hundred, the batch's operation is not finished; a batch with no pieces (0) finishes at once",
-        arguments: [0, 1, 2, 3, 10, 100])
+        "while any of the batch's pieces is still running, the first, a middle or the last of three, or the last of ten, of a hundred or of a thousand, the batch's operation is not finished; a batch with no pieces (0) finishes at once",
+        arguments: [0, 1, 2, 3, 10, 100, 1000])
     func finishedOnlyWhenAllAre(stillRunning slowPiece: Int) async throws {
-        // 0: a batch with no pieces, whose operation has nothing to wait for; 10 and 100: the
-        // last of ten or of a hundred pieces, more than a design that caps the blocks per
-        // operation (at three, at sixteen) puts in one.
+        // 0: a batch with no pieces, whose operation has nothing to wait for; 10, 100 and 1000:
+        // the last of ten, of a hundred or of a thousand pieces, more than a design that caps
+        // the blocks per operation (at three, at sixteen, at 128) puts in one.
         let pieces = slowPiece == 0 ? 0 : max(3, slowPiece)
         let queue = OperationQueue()
         let submitted = Gate("submit(to:) returned the operation")
@@ -484,61 +484,90 @@ struct StepsInOrder {
         "steps handed in from several threads at once still run one at a time, each thread's in the order it handed them in"
     )
     func handedInFromSeveralThreads() async {
-        let steps = OrderedSteps(label: "kata.chapter2.crowd")
-        let (threads, each) = (8, 25)
+        // Several rounds, each with a runner of its own: two calls that read the same newest
+        // step between two critical sections are a matter of chance in any one round.
+        let (rounds, threads, each) = (30, 16, 25)
+        let stepLasts = Bound.scaled(.microseconds(50))
         let running = Protected(0)
         let overlaps = Protected(0)
-        let ran = Recorder<Int>()  // thread × 1000 + its step's number, in the order they ran
-        let go = Gate("every thread ready to hand in its steps")
         let anotherStarted = Gate("a step started while another ran")
         let firstTaken = Protected(false)
-        for thread in 0..<threads {
-            Thread.detachNewThread {
-                go.wait()
-                for number in 0..<each {
-                    steps.run {
-                        let overlapping = running.withValue { count in
-                            count += 1
-                            return count > 1
+        var outOfOrder: [String] = []
+        for round in 1...rounds {
+            let steps = OrderedSteps(label: "kata.chapter2.crowd")
+            let ran = Recorder<Int>()  // thread × 1000 + its step's number, in the order they ran
+            let go = Gate("every thread ready to hand in its steps")
+            // The line is held until every thread has handed in all its steps, so that the
+            // calls to run(_:) meet one another, not the steps.
+            let allHandedIn = Gate("every thread handed in all its steps")
+            let threadsDone = Protected(0)
+            let threadsReady = Protected(0)
+            steps.run { allHandedIn.wait() }
+            for thread in 0..<threads {
+                Thread.detachNewThread {
+                    threadsReady.withValue { $0 += 1 }
+                    go.wait()
+                    defer {
+                        if threadsDone.withValue({ done in
+                            done += 1
+                            return done == threads
+                        }) {
+                            allHandedIn.open()
                         }
-                        if overlapping {
-                            overlaps.withValue { $0 += 1 }
-                            anotherStarted.open()
+                    }
+                    for number in 0..<each {
+                        steps.run {
+                            let overlapping = running.withValue { count in
+                                count += 1
+                                return count > 1
+                            }
+                            if overlapping {
+                                overlaps.withValue { $0 += 1 }
+                                anotherStarted.open()
+                            }
+                            let isFirst = firstTaken.withValue { taken in
+                                let first = !taken
+                                taken = true
+                                return first
+                            }
+                            if isFirst {
+                                // On a serial line nothing else can start now; elsewhere another step does.
+                                anotherStarted.wait(timeout: Bound.scaled(.milliseconds(100)))
+                            }
+                            // A step keeps its processor busy for a moment (it waits for nothing), so
+                            // that a step started beside it on another processor is seen.
+                            let busyUntil = ContinuousClock.now + stepLasts
+                            while ContinuousClock.now < busyUntil {}
+                            ran.record(thread * 1000 + number)
+                            running.withValue { $0 -= 1 }
                         }
-                        let isFirst = firstTaken.withValue { taken in
-                            let first = !taken
-                            taken = true
-                            return first
-                        }
-                        if isFirst {
-                            // On a serial line nothing else can start now; elsewhere another step does.
-                            anotherStarted.wait(timeout: Bound.scaled(.milliseconds(100)))
-                        }
-                        ran.record(thread * 1000 + number)
-                        running.withValue { $0 -= 1 }
                     }
                 }
             }
-        }
-        go.open()
-        guard
-            await waitUntil(
-                "all \(threads * each) steps from \(threads) threads to run",
-                hint: "\(ran.count) ran. \(lesson.see("When order matters"))", { ran.count == threads * each })
-        else { return }
-        let outOfOrder = (0..<threads).filter { thread in
-            let own = ran.all.filter { $0 / 1000 == thread }.map { $0 % 1000 }
-            return own != Array(0..<each)
+            // Every thread is started and waiting before any hands in a step, so that they all
+            // call run(_:) at once instead of one after another as they start.
+            await waitUntil("all \(threads) threads to be ready, in round \(round)") { threadsReady.value == threads }
+            go.open()
+            guard
+                await waitUntil(
+                    "all \(threads * each) steps from \(threads) threads to run, in round \(round)",
+                    hint: "\(ran.count) ran. \(lesson.see("When order matters"))", { ran.count == threads * each })
+            else { return }
+            for thread in 0..<threads {
+                let own = ran.all.filter { $0 / 1000 == thread }.map { $0 % 1000 }
+                if own != Array(0..<each) { outOfOrder.append("\(thread) in round \(round)") }
+            }
         }
         #expect(
             overlaps.value == 0 && outOfOrder.isEmpty,
             """
-            \(threads) threads each handed in \(each) steps at the same time. Expected one step at \
-            a time, each thread's steps in the order it handed them in; \(overlaps.value) steps \
-            started while another ran, and threads \(outOfOrder) saw their steps out of order. \
-            run(_:) may be called from several threads at once: whatever it reads and then \
-            replaces (the newest step a new one waits for) is one step, under a lock, or two calls \
-            wait for the same step and their two steps run at once. A serial queue needs no lock.
+            In each of \(rounds) rounds, \(threads) threads each handed in \(each) steps at the same \
+            time. Expected one step at a time, each thread's steps in the order it handed them in; \
+            \(overlaps.value) steps started while another ran, and threads \(outOfOrder) saw their \
+            steps out of order. run(_:) may be called from several threads at once: whatever it \
+            reads and then replaces (the newest step a new one waits for) is one step, under one \
+            lock, or two calls wait for the same step and their two steps run at once. A serial \
+            queue needs no lock.
             \(lesson.see("When order matters"))
             """)
     }
