@@ -190,6 +190,14 @@ struct ErrorSpecs {
                 "a copy of the second import to begin", hint: hint, givingUpWhen: beyond(3, on: card),
                 { card.running.count == 3 })
         else { return }
+        // The other copy of the second import waits for a slot: a moment is given to see that it
+        // does, since an import with no width of its own starts it at once.
+        guard !(await comesTrue(within: window) { card.peak > 3 }) else {
+            Issue.record(
+                "With a width of 3, \(card.began.joined(separator: ", ")) ran at once. \(lesson.see("A width is yours to keep"))"
+            )
+            return
+        }
         let waiting = card.saw("b1 began") ? "b2" : "b1"
         card.fail("a1")
         guard
