@@ -97,9 +97,12 @@ struct BlockOperationGroups {
                 seen.record("piece \(piece) ran, operation \(finished ? "FINISHED" : "unfinished")")
             }
         }
-        let submittedOperation = batch.submit(to: queue)
-        operation.withValue { $0 = submittedOperation }
-        submitted.open()
+        defer { submitted.open() }  // lets the pieces end even if submit(to:) never returned
+        let handedOver = await submitOnItsOwnThread(batch, to: queue) { submittedOperation in
+            operation.withValue { $0 = submittedOperation }
+            submitted.open()
+        }
+        guard let submittedOperation = handedOver else { return }
         dependent.addDependency(submittedOperation)
         queue.addOperation(dependent)
         let dependentRan = await waitUntil(
@@ -254,7 +257,7 @@ struct BlockOperationGroups {
             }
             lateAdd.withValue { $0 = answer }
         }
-        let operation = batch.submit(to: queue)
+        guard let operation = await submitOnItsOwnThread(batch, to: queue) else { return }
         await waitUntil("the batch's operation to finish") { operation.isFinished }
 
         #expect(
@@ -342,14 +345,14 @@ struct BlockOperationGroups {
         let second = Batch()
         try first.add(piece("first", "wash"))
         try second.add(piece("second", "chop"))
-        let firstOperation = first.submit(to: queue)
+        guard let firstOperation = await submitOnItsOwnThread(first, to: queue) else { return }
         var refusal: BatchError?
         do {
             try second.add(piece("second", "simmer"))
         } catch {
             refusal = error
         }
-        let secondOperation = second.submit(to: queue)
+        guard let secondOperation = await submitOnItsOwnThread(second, to: queue) else { return }
         operations.withValue { $0 = ["first": firstOperation, "second": secondOperation] }
         queue.isSuspended = false
         await waitUntil("both batches' operations to finish") {

@@ -1,6 +1,7 @@
 import Chapter2
 import Foundation
 import KataTestSupport
+import Testing
 
 /// Where to read more in this chapter's lesson.
 let lesson = Lesson(chapter: 2)
@@ -163,5 +164,40 @@ final class HandOverQueue: OperationQueue, @unchecked Sendable {  // adds only a
             defer { body = nil }
             return body
         }
+    }
+}
+
+/// Calls `batch.submit(to: queue)` on a thread of its own and waits, within a bound, for the
+/// operation it returns.
+///
+/// A `submit(to:)` that waits for its pieces would otherwise hold one of the few threads every
+/// async spec of the run shares, and on a suspended queue hold it for good: the whole run would
+/// stop, instead of this one spec failing and saying why.
+///
+/// - Parameter handedOver: Runs on that thread with the operation as soon as `submit(to:)` returns
+///   it, before the spec's task is woken (which may take a while when the pieces hold Dispatch's
+///   threads).
+/// - Returns: The batch's operation, or nil (with an issue recorded) if `submit(to:)` did not return.
+func submitOnItsOwnThread(
+    _ batch: Batch,
+    to queue: OperationQueue,
+    isolation: isolated (any Actor)? = #isolation,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    handedOver: @escaping @Sendable (Operation) -> Void = { _ in }
+) async -> Operation? {
+    await callOnItsOwnThread(
+        "submit(to:)",
+        hint: """
+            submit(to:) hands the batch's operation to the queue and returns it at once; the caller \
+            waits for the pieces, if at all, through that operation (a dependent, a completion \
+            block). One that waits inside submit(to:) blocks its caller for as long as the pieces \
+            take, and for good when the queue cannot run them yet.
+            \(lesson.see("Block operations"))
+            """,
+        sourceLocation: sourceLocation
+    ) {
+        let operation = batch.submit(to: queue)
+        handedOver(operation)
+        return operation
     }
 }
