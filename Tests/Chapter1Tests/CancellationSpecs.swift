@@ -47,7 +47,10 @@ extension Chapter1Specs {
 
             adder.add(4)  // run 1: four numbers
             driver.pacer(1).allow(1)
-            await waitUntil("run 1 to reach its second number") { driver.pacer(1).arrivals == 2 }
+            guard
+                await driver.waitDuringRun(
+                    1, until: "run 1 to reach its second number", { driver.pacer(1).arrivals == 2 })
+            else { return }
             change.apply(to: adder)  // makes run 1 pointless; the newer runs wait at their first number
             driver.pacer(1).releaseAll()
 
@@ -145,7 +148,10 @@ extension Chapter1Specs {
             queue.addOperation(adder)
 
             driver.pacer(1).allow(position)
-            await waitUntil("the adder to reach number #\(position)") { driver.pacer(1).arrivals == position + 1 }
+            guard
+                await driver.waitDuringRun(
+                    1, until: "the adder to reach number #\(position)", { driver.pacer(1).arrivals == position + 1 })
+            else { return }
             adder.cancel()  // while number #position is being added
             driver.releaseAll()
             await waitUntil("the cancelled adder to finish") { adder.isFinished }

@@ -95,7 +95,10 @@ enum ShrinkingListScenario {
 
         adder.add(4)  // run 1 adds up [1, 2, 3, 4]
         driver.pacer(1).allow(1)
-        guard await waitUntil("run 1 to reach its second number", { driver.pacer(1).arrivals == 2 }) else {
+        guard
+            await driver.waitDuringRun(
+                1, until: "run 1 to reach its second number", { driver.pacer(1).arrivals == 2 })
+        else {
             exit(EXIT_FAILURE)
         }
         adder.remove(at: 3)

@@ -20,7 +20,10 @@ extension Chapter1Specs {
             adder?.onRelease = { releases.record(MainQueue.isCurrent) }
 
             adder?.add(3)  // run 1: [1, 2, 3], held at its first number
-            await waitUntil("run 1 to start adding") { driver.pacer(1).arrivals == 1 }
+            guard await driver.waitDuringRun(1, until: "run 1 to start adding", { driver.pacer(1).arrivals == 1 })
+            else {
+                return
+            }
             adder = nil  // the screen goes away while the sum is running
             // The screen held the only strong reference: the model goes now, while run 1 is still held.
             let releasedWhileSumRan = await comesTrue(within: Bound.scaled(.milliseconds(500))) {
@@ -129,7 +132,10 @@ extension Chapter1Specs {
             }
             var model: ListAdder? = ListAdder(numbers: [1, 2], probe: probe)
             func reached(_ run: Int) async -> Bool {
-                guard await waitUntil("run \(run) to start adding", { driver.pacer(run).arrivals == 1 }) else {
+                guard
+                    await driver.waitDuringRun(
+                        run, until: "run \(run) to start adding", { driver.pacer(run).arrivals == 1 })
+                else {
                     return false
                 }
                 guard adders.value[run]?.value != nil else {

@@ -31,7 +31,10 @@ extension Chapter1Specs {
             queue.addOperation(adder)
 
             driver.pacer(1).allow(2)
-            await waitUntil("the adder to reach its last number") { driver.pacer(1).arrivals == 3 }
+            guard
+                await driver.waitDuringRun(
+                    1, until: "the adder to reach its last number", { driver.pacer(1).arrivals == 3 })
+            else { return }
             let early = Reading(total: adder.total, formatted: adder.formattedTotal)
             #expect(
                 early == Reading(total: nil, formatted: nil),

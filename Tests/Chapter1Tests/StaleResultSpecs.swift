@@ -21,7 +21,10 @@ extension Chapter1Specs {
 
             adder.add(4)  // run 1: [1, 2, 3, 4], held at its last number
             driver.pacer(1).allow(3)
-            await waitUntil("run 1 to reach its last number") { driver.pacer(1).arrivals == 4 }
+            guard
+                await driver.waitDuringRun(
+                    1, until: "run 1 to reach its last number", { driver.pacer(1).arrivals == 4 })
+            else { return }
 
             adder.remove(at: 0)  // run 2: [2, 3, 4]
             adder.add(5)  // run 3: [2, 3, 4, 5], as many numbers as run 1 had

@@ -81,6 +81,38 @@ final class SumDriver: Sendable {
 }
 
 extension SumDriver {
+    /// Why run `run` can reach no further number now: it stopped, or its result already reached
+    /// the list's owner; nil while it may still go on.
+    func hasEnded(_ run: Int) -> String? {
+        if let added = numbersAdded(by: run) {
+            return "run \(run) stopped first, after \(added) numbers (events: \(events.timeline))"
+        }
+        if wasDelivered(run) {
+            return "the result of run \(run) reached the list's owner first (events: \(events.timeline))"
+        }
+        return nil
+    }
+
+    /// Waits until `condition` holds, giving up as soon as run `run` has ended without it.
+    ///
+    /// A wait for a run to reach a number cannot succeed once the run is over, so it says so at
+    /// once rather than after the whole bound.
+    func waitDuringRun(
+        _ run: Int,
+        until event: @autoclosure () -> String,
+        see section: String? = nil,
+        isolation: isolated (any Actor)? = #isolation,
+        sourceLocation: SourceLocation = #_sourceLocation,
+        _ condition: () -> Bool
+    ) async -> Bool {
+        await waitUntil(
+            event(),
+            hint: "Events: \(events.timeline)" + (section.map { "\n" + lesson.see($0) } ?? ""),
+            givingUpWhen: { hasEnded(run) },
+            sourceLocation: sourceLocation,
+            condition)
+    }
+
     /// Waits until run `run` has stopped and its result has reached the list's owner.
     ///
     /// Once the run has stopped, its result is on its way: the wait is short, and its failure

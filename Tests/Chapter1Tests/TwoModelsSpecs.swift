@@ -24,7 +24,10 @@ extension Chapter1Specs {
             otherModel?.onRelease = { released.record(true) }
 
             model.add(3)  // the kept model's run 1: [1, 2, 3], held at its first number
-            guard await waitUntil("the kept model's run 1 to start adding", { kept.pacer(1).arrivals == 1 }) else {
+            guard
+                await kept.waitDuringRun(
+                    1, until: "the kept model's run 1 to start adding", { kept.pacer(1).arrivals == 1 })
+            else {
                 return
             }
             otherModel?.add(20)  // the other model's run 1
