@@ -46,7 +46,11 @@ extension Chapter12Specs {
                     hint: (studio.running(stage).isEmpty && studio.began(stage).count == images.count
                         ? "" : "Only \(studio.running(stage).count) ran while more rows waited for their \(stage). ")
                         + hint,
-                    givingUpWhen: tooMany,
+                    givingUpWhen: {
+                        tooMany()
+                            ?? (list.deliveries.count == images.count
+                                ? "every row was answered first (\(list.deliveries.timeline))" : nil)
+                    },
                     { studio.running(stage).count == width })
             else { return }
             let extra = await comesTrue(within: window) { studio.peak(stage) > width }
@@ -87,7 +91,7 @@ extension Chapter12Specs {
             }
             guard
                 await waitUntil(
-                    "the \(stage) of a to begin", hint: hint, givingUpWhen: tooMany,
+                    "the \(stage) of a to begin", hint: hint, givingUpWhen: { tooMany() ?? list.wasAnswered(0) },
                     { studio.saw("a \(stage) began") })
             else { return }
             let before = stage.previous!
@@ -137,7 +141,10 @@ extension Chapter12Specs {
             defer { studio.releaseAll() }
             let list = ListView(ImagePipeline(fetcher: studio, decoder: studio, resizer: studio))
             await list.show("a", in: 0)
-            guard await waitUntil("the decode of a to begin", { studio.saw("a decode began") }) else { return }
+            guard
+                await waitUntil(
+                    "the decode of a to begin", givingUpWhen: { list.wasAnswered(0) }, { studio.saw("a decode began") })
+            else { return }
             await list.scrollAway(0)
             studio.release("a")
             let hint = lesson.see("Leaving the screen")
@@ -182,7 +189,11 @@ extension Chapter12Specs {
             let pipeline = ImagePipeline(fetcher: studio, decoder: studio, resizer: studio, widths: widths)
             let list = ListView(pipeline)
             await list.show("a", in: 0)
-            guard await waitUntil("the \(stage) of a to begin", { studio.saw("a \(stage) began") }) else { return }
+            guard
+                await waitUntil(
+                    "the \(stage) of a to begin", givingUpWhen: { list.wasAnswered(0) },
+                    { studio.saw("a \(stage) began") })
+            else { return }
             await list.show("b", in: 1)
             let before = stage.previous!
             guard await waitUntil("b's \(before) to end", { studio.saw("b \(before) ended") }) else { return }
@@ -244,7 +255,11 @@ extension Chapter12Specs {
             defer { studio.releaseAll() }
             let list = ListView(ImagePipeline(fetcher: studio, decoder: studio, resizer: studio, widths: widths))
             await list.show("first", in: 0)
-            guard await waitUntil("the \(stage) of row 0 to begin", { studio.saw("first \(stage) began") }) else {
+            guard
+                await waitUntil(
+                    "the \(stage) of row 0 to begin", givingUpWhen: { list.wasAnswered(0) },
+                    { studio.saw("first \(stage) began") })
+            else {
                 return
             }
             let before = stage.previous!
@@ -349,7 +364,11 @@ extension Chapter12Specs {
             defer { studio.releaseAll() }
             let list = ListView(ImagePipeline(fetcher: studio, decoder: studio, resizer: studio, widths: widths))
             await list.show("a", in: 0, visible: false)
-            guard await waitUntil("the \(stage) of a to begin", { studio.saw("a \(stage) began") }) else { return }
+            guard
+                await waitUntil(
+                    "the \(stage) of a to begin", givingUpWhen: { list.wasAnswered(0) },
+                    { studio.saw("a \(stage) began") })
+            else { return }
             await list.scrollIntoView(0)
             // A second run of the stage would begin now, in the free slot beside the held one.
             _ = await comesTrue(within: window) { studio.began(stage).count > 1 }
@@ -394,7 +413,10 @@ extension Chapter12Specs {
             defer { studio.releaseAll() }
             let list = ListView(ImagePipeline(fetcher: studio, decoder: studio, resizer: studio))
             await list.show("a", in: 0)
-            guard await waitUntil("the resize of a to begin", { studio.saw("a resize began") }) else { return }
+            guard
+                await waitUntil(
+                    "the resize of a to begin", givingUpWhen: { list.wasAnswered(0) }, { studio.saw("a resize began") })
+            else { return }
             // The main queue is kept busy: the thumbnail waits behind the list view's call.
             let gate = Gate("the list view's turn of the main queue")
             list.scrollAway(0, once: gate)
@@ -428,7 +450,11 @@ extension Chapter12Specs {
             defer { studio.releaseAll() }
             let list = ListView(ImagePipeline(fetcher: studio, decoder: studio, resizer: studio))
             await list.show("old", in: 0)
-            guard await waitUntil("the resize of old to begin", { studio.saw("old resize began") }) else { return }
+            guard
+                await waitUntil(
+                    "the resize of old to begin", givingUpWhen: { list.wasAnswered(0) },
+                    { studio.saw("old resize began") })
+            else { return }
             // The cell is reused in the same turn of the main queue as old's thumbnail arrives there.
             let gate = Gate("the list view's turn of the main queue")
             list.show("new", in: 0, once: gate)

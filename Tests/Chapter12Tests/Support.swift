@@ -368,6 +368,12 @@ final class ListView: Sendable {
         MainQueue.hold(until: gate) { [pipeline] in pipeline.rowLeftScreen(row) }
     }
 
+    /// Why no stage of `row` can begin any more: its first request was already answered; nil
+    /// while one may. For a spec that has asked for the row once.
+    func wasAnswered(_ row: Int) -> String? {
+        deliveries(to: row).first.map { "\($0) first, so none of its stages could still begin" }
+    }
+
     /// What the callbacks of `row` received, in order.
     func deliveries(to row: Int) -> [Delivery] {
         deliveries.all.filter { $0.row == row }
