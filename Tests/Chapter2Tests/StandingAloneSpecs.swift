@@ -153,15 +153,61 @@ struct EachOperationStandsAlone {
                 \(lesson.see("Results, cancellation and errors"))
                 """)
         }
+        guard
+            await waitUntil(
+                "the operation to be freed once it finished (\(exit.testDescription)) and nothing held it",
+                hint: """
+                    The queue let go of the finished operation and the spec holds none, yet it is still \
+                    alive: something it keeps keeps it, such as a stored closure that captures the \
+                    operation itself (a cycle that only main() breaks, and a cancelled operation never \
+                    runs main()). Calls: \(pantry.calls.timeline).
+                    \(lesson.see("Results, cancellation and errors"))
+                    """,
+                { freed.value == nil })
+        else { return }
+        guard exit == .returned else { return }
+        // A method that returns an object: the result is the operation's own, so once the
+        // operation is freed and the caller let go of what result() gave it, nothing keeps it.
+        let parcelFreed: WeakReference<Parcel>
+        let packerFreed: WeakReference<InvocationOperation<Packer, String, Parcel>>
+        do {
+            let operation = InvocationOperation(target: Packer(), method: Packer.pack, argument: "quinoa")
+            packerFreed = WeakReference(operation)
+            queue.addOperation(operation)
+            guard await waitUntil("the operation that packs quinoa to finish", { operation.isFinished }) else { return }
+            guard let parcel = try? operation.result() else {
+                Issue.record("The operation that packs quinoa finished, but result() gave no parcel.")
+                return
+            }
+            parcelFreed = WeakReference(parcel)
+        }
+        guard
+            await waitUntil(
+                "the operation that packed quinoa to be freed once it finished and nothing held it",
+                { packerFreed.value == nil })
+        else { return }
         await waitUntil(
-            "the operation to be freed once it finished (\(exit.testDescription)) and nothing held it",
+            "the parcel a finished operation returned to be freed with the operation",
             hint: """
-                The queue let go of the finished operation and the spec holds none, yet it is still \
-                alive: something it keeps keeps it, such as a stored closure that captures the \
-                operation itself (a cycle that only main() breaks, and a cancelled operation never \
-                runs main()). Calls: \(pantry.calls.timeline).
+                The operation that packed quinoa was freed, and nobody kept the parcel its method \
+                returned, yet the parcel is still alive: something outside the operation keeps its \
+                result, such as a table of every outcome that is never emptied. The result belongs to \
+                its operation alone.
                 \(lesson.see("Results, cancellation and errors"))
                 """
-        ) { freed.value == nil }
+        ) { parcelFreed.value == nil }
+    }
+}
+
+/// What `Packer.pack` returns: an object, so that a spec can see whether anything still keeps it.
+final class Parcel: Sendable {
+    let label: String
+    init(label: String) { self.label = label }
+}
+
+/// A target whose method returns a new object each time.
+final class Packer: Sendable {
+    func pack(_ item: String) -> Parcel {
+        Parcel(label: item)
     }
 }
