@@ -549,8 +549,11 @@ struct StepsInOrder {
             }
             // Every thread is started and waiting before any hands in a step, so that they all
             // call run(_:) at once instead of one after another as they start.
-            await waitUntil("all \(threads) threads to be ready, in round \(round)") { threadsReady.value == threads }
-            go.open()
+            let ready = await waitUntil("all \(threads) threads to be ready, in round \(round)") {
+                threadsReady.value == threads
+            }
+            go.open()  // also when some thread never got ready: none is left waiting at the gate
+            guard ready else { return }
             guard
                 await waitUntil(
                     "all \(threads * each) steps from \(threads) threads to run, in round \(round)",
