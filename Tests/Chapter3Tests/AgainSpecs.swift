@@ -63,7 +63,9 @@ struct OverStaysOver {
         guard finishedAnnounced == [true] else {
             Issue.record(
                 """
-                This spec cancels a greeting that finished as it should, so it needs isFinished                 announced once, with the flag already true; the greeting announced isFinished                 \(finishedAnnounced). Flip the flag first, then announce it. \(trace.lifecycle(missing: "…"))
+                This spec cancels a greeting that finished as it should, so it needs isFinished \
+                announced once, with the flag already true; the greeting announced isFinished \
+                \(finishedAnnounced). Flip the flag first, then announce it. \(trace.lifecycle(missing: "…"))
                 \(lesson.see("Announce every change, after the flag flips"))
                 """)
             return
@@ -145,6 +147,11 @@ struct PersonName: Sendable, CustomTestStringConvertible {
         PersonName(
             person: String(repeating: "Maria von Hohenzollern-Sigmaringen ", count: 60) + "the Last",
             testDescription: "a name of 2,108 characters"),
+        PersonName(
+            person: String(repeating: "Maria von Hohenzollern-Sigmaringen ", count: 2_000) + "the Very Last",
+            testDescription: "a name of 70,013 characters"),
+        PersonName(
+            person: " Ada Lovelace\t", testDescription: "“ Ada Lovelace\\t”, with a space before and a tab after"),
     ]
 
     /// The text in quotes, or its beginning and its length when it is long.
