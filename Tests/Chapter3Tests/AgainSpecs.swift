@@ -63,7 +63,9 @@ struct OverStaysOver {
         guard finishedAnnounced == [true] else {
             Issue.record(
                 """
-                This spec cancels a greeting that finished as it should, so it needs isFinished                 announced once, with the flag already true; the greeting announced isFinished                 \(finishedAnnounced). Flip the flag first, then announce it. \(trace.lifecycle(missing: "…"))
+                This spec cancels a greeting that finished as it should, so it needs isFinished \
+                announced once, with the flag already true; the greeting announced isFinished \
+                \(finishedAnnounced). Flip the flag first, then announce it. \(trace.lifecycle(missing: "…"))
                 \(lesson.see("Announce every change, after the flag flips"))
                 """)
             return
@@ -145,6 +147,11 @@ struct PersonName: Sendable, CustomTestStringConvertible {
         PersonName(
             person: String(repeating: "Maria von Hohenzollern-Sigmaringen ", count: 60) + "the Last",
             testDescription: "a name of 2,108 characters"),
+        PersonName(
+            person: String(repeating: "Maria von Hohenzollern-Sigmaringen ", count: 2_000) + "the Very Last",
+            testDescription: "a name of 70,013 characters"),
+        PersonName(
+            person: " Ada Lovelace\t", testDescription: "“ Ada Lovelace\\t”, with a space before and a tab after"),
     ]
 
     /// The text in quotes, or its beginning and its length when it is long.
@@ -177,6 +184,54 @@ struct TwoGreetings {
             await TwoGreetings.runSideBySide()
         }
         LastWords.explain(outcome)
+    }
+
+    // While one greeting announces that it finished, the spec reads another greeting's state from
+    // a third thread. Look at the lock AsyncOperation guards its flags with: one per greeting, or
+    // one that every greeting shares (a static, a global)? Read "One critical section for all the
+    // state".
+    // Covers: C19
+    // Paths: interference
+    @Test("while one greeting announces its finish, another greeting's state answers at once", .preflight)
+    func anotherGreetingAnswersWhileOneAnnounces() async {
+        let trace = Recorder<Moment>()
+        let other = GreetingOperation(person: "Grace")
+        let answered = Protected<Bool?>(nil)
+        // At the announcement of isFinished, hold the announcing thread while a reader reads the other greeting.
+        let greeting = TracedGreeting(trace: trace, pause: Pause(open: true)) { announcement in
+            guard !announcement.isWill, announcement.key == .isFinished, announcement.value,
+                answered.value == nil
+            else { return }
+            let began = DispatchSemaphore(value: 0), returned = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                began.signal()
+                _ = other.isFinished
+                _ = other.isExecuting
+                returned.signal()
+            }
+            _ = began.wait(timeout: .now() + Bound.standard.timeInterval)
+            let inTime = returned.wait(timeout: .now() + Bound.standard.timeInterval) == .success
+            answered.withValue { $0 = inTime }
+        }
+        makeQueue().enqueue([greeting])
+        guard await waitForFinished(greeting) else { return }
+        let see = lesson.see("One critical section for all the state")
+        guard
+            await waitUntil(
+                "a reader of another greeting to be sent while this one announced isFinished", hint: see,
+                { answered.value != nil })
+        else { return }
+        #expect(
+            answered.value == true,
+            """
+            While one greeting announced isFinished, a thread read isFinished and isExecuting of \
+            another greeting that never started; the read did not return within \
+            \(Bound.standard.timeInterval) s, until the announcement ended. The two greetings share the \
+            lock of their state (a static or a global): every reader of any greeting waits for \
+            whatever one greeting's announcement runs, and an observer that waits for another \
+            operation there never returns. Give each instance its own lock. \(trace.lifecycle(missing: "…"))
+            \(see)
+            """)
     }
 
     /// Runs two greetings at once, cancels one, lets the other end, then runs a third. Runs in an

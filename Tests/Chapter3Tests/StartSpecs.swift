@@ -165,6 +165,50 @@ struct StartReturnsEarly {
             """)
     }
 
+    // Look at the top of AsyncOperation.start(): is "not started yet" checked and the start
+    // claimed in one critical section, or can a second start() slip in between the two?
+    // Read "Your own start(), never the inherited one".
+    // Covers: C18
+    // Paths: reuse
+    @Test(
+        "two start() calls at the same moment, the second just after the first checked, launch the work once",
+        .preflightStartingAgain)
+    func twoStartsAtOnceLaunchOnce() async {
+        let trace = Recorder<Moment>()
+        let greeting = TracedGreeting(trace: trace, pause: Pause(open: true))
+        let returned = Protected(0)
+        let starting: @Sendable () -> Void = {
+            greeting.start()
+            returned.withValue { $0 += 1 }
+        }
+        // The second start() runs when the first one reads isCancelled or a flag that says "not
+        // started yet": between its check and its claim, if they are two steps.
+        greeting.raceWindow.race(starting, against: starting)
+        let see = lesson.see("Your own start(), never the inherited one")
+        guard await waitUntil("both start() calls to return", hint: see, { returned.value == 2 }) else { return }
+        guard await waitForFinished(greeting) else { return }
+        let drained = Protected(false)
+        greeting.work.queue.async { drained.withValue { $0 = true } }
+        guard
+            await waitUntil(
+                "the greeting's work queue to run what was sent to it", hint: lesson.see("Steps"),
+                { drained.value })
+        else { return }
+
+        let launches = trace.all.filter { $0 == .workPaused }.count
+        let executing = greeting.announced(.isExecuting).filter { $0 }
+        #expect(
+            launches == 1 && executing.count == 1,
+            """
+            Two threads called start() on a new greeting at the same moment, the second just after the \
+            first had checked that it had not started. The work began \(launches) times and isExecuting \
+            was announced true \(executing.count) times; expected once each. Both calls saw "not \
+            started" before either claimed the start: check and claim in one critical section, and \
+            read isCancelled inside it or after the claim. \(trace.lifecycle(missing: "…"))
+            \(see)
+            """)
+    }
+
     /// Calls `start()` on a thread of its own and waits, bounded, for it to return.
     private func startAgain(
         _ greeting: TracedGreeting, _ when: String, isolation: isolated (any Actor)? = #isolation,

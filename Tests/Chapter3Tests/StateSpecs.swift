@@ -121,8 +121,16 @@ struct StateIsOneCriticalSection {
         let target = Protected<Operation?>(nil)
         defer { target.withValue { $0 = nil } }
         let paused = Protected<Set<String>>([])
+        let announcerSaw = Protected<[String]>([])
         // At the first announcement of each finishing change, hold the announcing thread while a reader reads.
         let greeting = TracedGreeting(trace: trace) { announcement in
+            // What an observer that reads the other flag finds, on the announcing thread itself.
+            if !announcement.isWill, let operation = target.value {
+                let own = Reading(of: operation)
+                if let contradiction = own.contradiction {
+                    announcerSaw.withValue { $0.append("\(contradiction) at \(announcement) (\(own))") }
+                }
+            }
             guard !announcement.isWill, let operation = target.value,
                 announcement.key == .isFinished || !announcement.value,
                 paused.withValue({ $0.insert(announcement.key.rawValue).inserted })
@@ -169,6 +177,15 @@ struct StateIsOneCriticalSection {
             While finish() was announcing, a reader on another thread read \(contradictions.joined(separator: "; ")). \
             Change both flags, in one critical section, before announcing either of them.
             \(trace.lifecycle(missing: "…"))
+            \(lesson.see("One critical section for all the state"))
+            """)
+        #expect(
+            announcerSaw.value.isEmpty,
+            """
+            While finish() was announcing, the announcing thread itself, where every observer runs, read \
+            \(announcerSaw.value.joined(separator: "; ")). Holding the lock is not enough: set both flags \
+            first, then announce either of them, so that an observer that reads the other flag finds \
+            the change whole. \(trace.lifecycle(missing: "…"))
             \(lesson.see("One critical section for all the state"))
             """)
     }

@@ -240,9 +240,16 @@ final class TracedGreeting: GreetingOperation, @unchecked Sendable {  // every s
         return value
     }
 
-    // MARK: Two finishes at once
+    /// A start() reads this before it launches: on a racing thread, a rival call runs here.
+    override var isCancelled: Bool {
+        let value = super.isCancelled
+        if !value { raceWindow.checked() }
+        return value
+    }
 
-    /// Lets a second finish() in between the first one's check of the state and its change.
+    // MARK: Two calls at once
+
+    /// Lets a second finish() or start() in between the first one's check of the state and its change.
     let raceWindow = RaceWindow()
 
     private func heard(_ announcement: Announcement) {
