@@ -118,3 +118,42 @@ final class CallerWatch: Sendable {
         watched.value.compactMap { $0.value?.name }
     }
 }
+
+/// Asks `generator` for a digest from a thread of its own and waits, within a bound, for the job.
+///
+/// A `digest` that waits for its parts would otherwise hold one of the few threads every async
+/// spec of the run shares, and for good while the ledger's queue is suspended: the whole run
+/// would stop, instead of this one spec failing and saying why. The spec lets the queue go on
+/// when it returns, which lets such a call end.
+///
+/// - Returns: The digest's job, or nil (with an issue recorded) if `digest` did not return.
+func digestOnItsOwnThread(
+    _ generator: ReportGenerator,
+    _ title: String,
+    of parts: [String],
+    sections: [String],
+    isolation: isolated (any Actor)? = #isolation,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    then deliver: @escaping @Sendable (Report) -> Void
+) async -> DigestJob? {
+    // The job is taken out of the box once it is back, so that the thread, however long it takes
+    // to end, keeps nothing a spec expects to be freed.
+    let box = Protected<DigestJob?>(nil)
+    let returned: Void? = await callOnItsOwnThread(
+        "digest(\"\(title)\", of: \(parts)) on a suspended queue",
+        hint: """
+            digest hands the digest and its parts to the queue and returns the job at once; it \
+            never waits for them, so it returns even while the queue cannot run anything yet.
+            \(lesson.see("Waiting inside a queue"))
+            """,
+        sourceLocation: sourceLocation
+    ) {
+        let job = generator.digest(title, of: parts, sections: sections, then: deliver)
+        box.withValue { $0 = job }
+    }
+    guard returned != nil else { return nil }
+    return box.withValue { box in
+        defer { box = nil }
+        return box
+    }
+}

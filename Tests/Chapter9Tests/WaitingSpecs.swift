@@ -393,6 +393,8 @@ enum WaitingScenario {
 
     /// Flushes between two held reports, and on an idle generator.
     static func flush() {
+        // A call that never returns ends the child, which then says what it was waiting for.
+        exitIfStillRunning(after: Bound.standard * 3, status: EXIT_FAILURE)
         let ledger = Ledger(holding: ["January", "February"])
         let generator = ReportGenerator(source: ledger)
         let idle = Gate("flush on an idle generator")
@@ -457,7 +459,15 @@ enum WaitingScenario {
         generator.queue.isSuspended = true
         let june = generator.generate("June", sections: ["sales"]) { _ in }
         june.queuePriority = .veryLow
+        LastWords.note(
+            "flush",
+            """
+            digest(), asked for while the ledger's queue was suspended, never returned: it waits \
+            for its parts, which a suspended queue does not run. A digest hands its job to the \
+            queue and returns at once.
+            """)
         let summer = generator.digest("Summer", of: ["July", "August"], sections: ["sales"]) { _ in }
+        LastWords.note("flush", "After the Summer digest was asked for, something the scenario called never returned.")
         summer.queuePriority = .veryLow
         let juneFinished = Protected<Bool?>(nil)  // whether June had finished when done ran
         let summerFinished = Protected<Bool?>(nil)  // whether the Summer digest had finished when done ran
