@@ -56,17 +56,25 @@ struct AwaitingSpecs {
         )
     }
 
-    // Look at what `Exporter.export(_:)` does when the render throws. Lesson: "Resuming on
-    // every path".
-    // Covers: C68, C69
-    @Test("a render that fails makes export throw its error, without holding the thread meanwhile")
+    // Look at what `Exporter.export(_:)` does when the render throws, and what that failure
+    // does to the exporter's other calls, beside it or later. Lesson: "Resuming on every path"
+    // and "Reading the result".
+    // Covers: C68, C69, C72
+    // Paths: interference, reuse
+    @Test(
+        "a render that fails makes export throw its error, without holding the thread meanwhile, and ends no other export"
+    )
     func failedExportThrowsItsError() async {
-        let studio = Studio(failing: ["scan"])
+        let cover = Gate("the render of cover")
+        let studio = Studio(failing: ["scan"], holding: cover, only: ["cover"])
         let exporter = Exporter(renderer: studio)
         exporter.queue.isSuspended = true
         let thread = OneThread()
         let call = Call(exporter, "scan", on: thread)
-        defer { exporter.queue.isSuspended = false }
+        defer {
+            exporter.queue.isSuspended = false
+            cover.open()
+        }
         guard
             await waitUntil(
                 "export(\"scan\") to add its operation to the export queue", timeout: patience,
@@ -81,6 +89,14 @@ struct AwaitingSpecs {
             export("scan") was called from: export(_:) blocked it.
             \(lesson.see("Suspending, not blocking"))
             """)
+        let beside = Call(exporter, "cover", on: thread)
+        guard
+            await waitUntil(
+                "export(\"cover\"), asked for beside export(\"scan\"), to add its operation", timeout: patience,
+                hint: lesson.see("Suspending, not blocking"),
+                givingUpWhen: { beside.isOver ? "\(beside.described) first" : nil },
+                { exporter.queue.operationCount == 2 })
+        else { return }
         exporter.queue.isSuspended = false
         guard
             await waitUntil(
@@ -101,6 +117,42 @@ struct AwaitingSpecs {
             error as? ExportError == .unreadable("scan"),
             "Expected the render's error, ExportError.unreadable(\"scan\"), but \(call.described). \(lesson.see("Resuming on every path"))"
         )
+        cover.open()
+        guard
+            await waitUntil(
+                "export(\"cover\"), whose render was let go once export(\"scan\") had failed, to return",
+                timeout: patience, hint: "\(beside.described). \(lesson.see("Resuming on every path"))",
+                { beside.isOver })
+        else { return }
+        #expect(
+            (try? beside.result?.get()) == rendered("cover"),
+            """
+            export("scan") failed while export("cover") waited or rendered beside it; expected \
+            export("cover") to return \(rendered("cover")), but \(beside.described). A failure \
+            belongs to its own call: it throws there and cancels nothing of the exporter's other \
+            calls (cancelAllOperations() on the queue ends every export in it).
+            \(lesson.see("Reading the result"))
+            """)
+        let again = Call(exporter, "scan", on: thread)
+        guard
+            await waitUntil(
+                "export(\"scan\"), asked for again after it had failed, to return", timeout: patience,
+                hint: "\(again.described). \(lesson.see("Resuming on every path"))",
+                { again.isOver })
+        else { return }
+        let renders = studio.renders.all.filter { $0 == "scan" }.count
+        var threwAgain = false
+        if case .failure(let error)? = again.result, error as? ExportError == .unreadable("scan") { threwAgain = true }
+        #expect(
+            renders == 2 && threwAgain,
+            """
+            Expected export("scan"), asked for again after it had failed, to render "scan" again and \
+            throw ExportError.unreadable("scan") again, but the studio rendered "scan" \(renders) \
+            time(s) in all and \(again.described). Every call has an operation of its own that \
+            renders, also for an image that failed before (it may be readable now); an error kept \
+            from an earlier call is an answer no operation of this call produced.
+            \(lesson.see("Reading the result"))
+            """)
     }
 
     // Look at how `Exporter.export(_:)` waits: two calls from one thread can both be under way

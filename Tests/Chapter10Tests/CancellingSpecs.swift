@@ -113,54 +113,62 @@ enum CancellingScenario {
         await letItsEndRun { operation.value }
     }
 
-    /// The task awaiting an export is cancelled while the render runs; then the render ends.
+    /// The task awaiting an export is cancelled while the render runs; then the render ends. It
+    /// runs twice: with a render that returns its file ("cover") and with one that throws
+    /// ("scan"), since a completion block may treat a failure apart from the rest.
     static func cancelledWhileRendering() async {
-        exitIfStillRunning(after: patience * 4, status: EXIT_FAILURE)
-        let render = Gate("the render of cover")
-        let studio = Studio(holding: render)
+        exitIfStillRunning(after: patience * 8, status: EXIT_FAILURE)
+        await cancelledWhileRendering("cover", failing: false)
+        await cancelledWhileRendering("scan", failing: true)
+    }
+
+    /// One round of `cancelledWhileRendering()`, whose render of `image` returns or throws.
+    private static func cancelledWhileRendering(_ image: String, failing: Bool) async {
+        let name = "cancelledWhileRendering"
+        let ending = failing ? "the render threw ExportError.unreadable(\"\(image)\")" : "the render returned its file"
+        let render = Gate("the render of \(image)")
+        let studio = Studio(failing: failing ? [image] : [], holding: render)
         let exporter = Exporter(renderer: studio)
-        let call = Call(exporter, "cover", on: OneThread())
+        let call = Call(exporter, image, on: OneThread())
         guard await within({ studio.renders.count == 1 }) else {
             render.open()
             LastWords.fail(
-                "cancelledWhileRendering",
-                "export(\"cover\") never began rendering (waited \(patience.seconds) s); \(call.described).")
+                name, "export(\"\(image)\") never began rendering (waited \(patience.seconds) s); \(call.described).")
         }
         let operation = WeakReference(exporter.queue.operations.first)
         call.cancel()
         LastWords.note(
-            "cancelledWhileRendering",
+            name,
             """
-            The task awaiting export("cover") was cancelled while the render ran, and the program \
-            stopped when the render ended, before export(_:) had returned: two places resumed the \
-            continuation, or one resumed it twice.
+            The task awaiting export("\(image)") was cancelled while the render ran, and the program \
+            stopped when \(ending), before export(_:) had returned: two places resumed the \
+            continuation, or one resumed it twice\(failing ? " (once with the render's error, once with CancellationError)" : "").
             """)
         render.open()
         guard await within({ call.isOver }) else {
             LastWords.fail(
-                "cancelledWhileRendering",
+                name,
                 """
-                export("cover") never returned (waited \(patience.seconds) s) after its task was \
-                cancelled during the render and the render ended: nothing resumed the awaiting task.
+                export("\(image)") never returned (waited \(patience.seconds) s) after its task was \
+                cancelled during the render and \(ending): nothing resumed the awaiting task.
                 """)
         }
         guard case .failure(let error)? = call.result, error is CancellationError else {
             LastWords.fail(
-                "cancelledWhileRendering",
+                name,
                 """
-                The task awaiting export("cover") was cancelled while the render ran; expected \
-                CancellationError once the render ended, but \(call.described): a screen that was \
-                closed would still receive its file.
+                The task awaiting export("\(image)") was cancelled while the render ran, and \(ending); \
+                expected CancellationError once the render ended, but \(call.described): a screen \
+                that was closed would still receive \(failing ? "the render's error" : "its file").
                 """)
         }
         LastWords.note(
-            "cancelledWhileRendering",
+            name,
             """
-            export("cover") threw CancellationError, then the program stopped as the operation \
-            ended: its continuation was resumed a second time.
+            export("\(image)") threw CancellationError after \(ending), then the program stopped as \
+            the operation ended: its continuation was resumed a second time.
             """)
-        await expectReleased(
-            "cancelledWhileRendering", call, "was cancelled while its render ran", { operation.value })
+        await expectReleased(name, call, "was cancelled while its render ran", { operation.value })
     }
 
     /// A task that is already cancelled calls export while the queue is suspended: it returns at
@@ -447,7 +455,8 @@ struct CancellingSpecs {
     }
 
     // Look at how many places in `Exporter.export(_:)` can resume the continuation, and what
-    // they resume with when the task was cancelled while the render ran. Lesson: "Resuming once".
+    // they resume with when the task was cancelled while the render ran, whether the render
+    // returned or threw. Lesson: "Resuming once".
     // Covers: C70, C71, C72
     // Paths: memory, reuse
     @Test("a task cancelled while its render runs gets CancellationError, once, when the render ends")
@@ -456,9 +465,9 @@ struct CancellingSpecs {
         let outcome = await #expect(
             processExitsWith: .success,
             """
-            The task awaiting export("cover") was cancelled while the render ran: expected \
-            export(_:) to throw CancellationError once the render ended, exactly once, and the \
-            program still running.
+            The task awaiting export("cover") was cancelled while the render ran, and then that \
+            of export("scan"), whose render throws: expected export(_:) to throw \
+            CancellationError once each render ended, exactly once, and the program still running.
             \(lesson.see("Resuming once"))
             """
         ) {

@@ -34,6 +34,9 @@ struct PrioritySpecs {
             // gets the class of a named neighbour, so matching the named values alone fails.
             (TaskPriority(rawValue: TaskPriority.high.rawValue + 8), [.userInitiated]),
             (TaskPriority(rawValue: TaskPriority.high.rawValue - 2), [.utility, .userInitiated]),
+            // Between `.low` and `.medium` both neighbours stand for a class above `.background`:
+            // matching `.low` alone lets these fall through to the lowest class.
+            (TaskPriority(rawValue: TaskPriority.low.rawValue + 2), [.utility, .userInitiated]),
             (TaskPriority(rawValue: TaskPriority.low.rawValue - 4), [.background, .utility]),
             // Below `.background` the only named neighbour is `.background` itself.
             (TaskPriority(rawValue: TaskPriority.background.rawValue - 4), [.background]),
@@ -52,6 +55,12 @@ struct PrioritySpecs {
         else { return }
         guard let operation = waiting(in: exporter.queue)["icon"] else { return }
         let service = effectiveClass(of: operation, in: exporter.queue)
+        let named: [TaskPriority] = [.high, .medium, .low, .background]
+        let between =
+            named.contains(priority)
+            ? ""
+            : " \(priority) is none of the named priorities: it gets the class of a named neighbour,"
+                + " found by comparing priorities (they are Comparable), not by matching the named ones."
         #expect(
             expected.contains(operation.qualityOfService) && expected.contains(service),
             """
@@ -59,7 +68,7 @@ struct PrioritySpecs {
             at .\(name(of: service)) (its own qualityOfService .\(name(of: operation.qualityOfService)), the \
             queue's .\(name(of: exporter.queue.qualityOfService))); expected \
             \(expected.map { "." + name(of: $0) }.joined(separator: " or ")), set on the operation itself. The \
-            operation does not learn the caller's priority unless export(_:) passes it on.
+            operation does not learn the caller's priority unless export(_:) passes it on.\(between)
             \(lesson.see("Passing on the caller's priority"))
             """)
     }

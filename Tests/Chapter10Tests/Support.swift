@@ -9,22 +9,24 @@ let lesson = Lesson(chapter: 10)
 /// How long a scenario waits for what correct code does within milliseconds.
 let patience = Bound.scaled(.milliseconds(500))
 
-/// A renderer that answers at once (or once `holding` opens), fails the images it is told to,
-/// and counts its renders.
+/// A renderer that answers at once (or once `holding` opens: for every image, or for those in
+/// `held` when given), fails the images it is told to, and counts its renders.
 final class Studio: Renderer {
     private let failing: Set<String>
     private let holding: Gate?
+    private let held: Set<String>?
     /// Every render that began, by image name, in order.
     let renders = Recorder<String>()
 
-    init(failing: Set<String> = [], holding: Gate? = nil) {
+    init(failing: Set<String> = [], holding: Gate? = nil, only held: Set<String>? = nil) {
         self.failing = failing
         self.holding = holding
+        self.held = held
     }
 
     func render(_ name: String) throws -> Int {
         renders.record(name)
-        _ = holding?.wait(timeout: patience * 4)
+        if held?.contains(name) ?? true { _ = holding?.wait(timeout: patience * 4) }
         if failing.contains(name) { throw ExportError.unreadable(name) }
         return Self.size(of: name)
     }
