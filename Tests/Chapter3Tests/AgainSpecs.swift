@@ -24,13 +24,7 @@ struct OverStaysOver {
             ) { greeting.start() }
             guard returned != nil else { return }
         }
-        let drained = Protected(false)
-        greeting.work.queue.async { drained.withValue { $0 = true } }
-        guard
-            await waitUntil(
-                "the greeting's work queue to run what was sent to it", hint: lesson.see("Steps"),
-                { drained.value })
-        else { return }
+        guard await waitForWorkQueue(of: greeting) else { return }
 
         let finished = greeting.announced(.isFinished), executing = greeting.announced(.isExecuting)
         #expect(

@@ -278,14 +278,8 @@ struct CancelledOperationsFinish {
 
         // A cancel that finishes at once, racing the work's own finish: the second call comes in
         // just after the first one has checked the state.
-        let returned = Protected(0)
-        let finishing: @Sendable () -> Void = {
-            greeting.finish()
-            returned.withValue { $0 += 1 }
-        }
-        greeting.raceWindow.race(finishing, against: finishing)
         let hint = lesson.see("One critical section for all the state")
-        guard await waitUntil("both finish() calls to return", hint: hint, { returned.value == 2 }) else { return }
+        guard await callTwiceAtOnce(greeting, "finish()", hint: hint, { greeting.finish() }) else { return }
         greeting.pause.open()  // the work's own finish() comes third
         _ = await comesTrue(within: Bound.scaled(.milliseconds(100))) { trace.contains(.workResumed) }
         await MainQueue.drain()

@@ -134,13 +134,7 @@ struct StartReturnsEarly {
         guard await waitForFinished(greeting) else { return }
         guard await startAgain(greeting, "after the greeting finished") else { return }
         // Whatever a later start() launched on the work's serial queue has run once this has.
-        let drained = Protected(false)
-        greeting.work.queue.async { drained.withValue { $0 = true } }
-        guard
-            await waitUntil(
-                "the greeting's work queue to run what was sent to it", hint: lesson.see("Steps"),
-                { drained.value })
-        else { return }
+        guard await waitForWorkQueue(of: greeting) else { return }
 
         // Finishing announces isExecuting false; only "executing true" can come from a later start().
         let extra = greeting.announcements.all.dropFirst(announcedBefore).filter {
@@ -176,24 +170,12 @@ struct StartReturnsEarly {
     func twoStartsAtOnceLaunchOnce() async {
         let trace = Recorder<Moment>()
         let greeting = TracedGreeting(trace: trace, pause: Pause(open: true))
-        let returned = Protected(0)
-        let starting: @Sendable () -> Void = {
-            greeting.start()
-            returned.withValue { $0 += 1 }
-        }
         // The second start() runs when the first one reads isCancelled or a flag that says "not
         // started yet": between its check and its claim, if they are two steps.
-        greeting.raceWindow.race(starting, against: starting)
         let see = lesson.see("Your own start(), never the inherited one")
-        guard await waitUntil("both start() calls to return", hint: see, { returned.value == 2 }) else { return }
+        guard await callTwiceAtOnce(greeting, "start()", hint: see, { greeting.start() }) else { return }
         guard await waitForFinished(greeting) else { return }
-        let drained = Protected(false)
-        greeting.work.queue.async { drained.withValue { $0 = true } }
-        guard
-            await waitUntil(
-                "the greeting's work queue to run what was sent to it", hint: lesson.see("Steps"),
-                { drained.value })
-        else { return }
+        guard await waitForWorkQueue(of: greeting) else { return }
 
         let launches = trace.all.filter { $0 == .workPaused }.count
         let executing = greeting.announced(.isExecuting).filter { $0 }

@@ -330,6 +330,44 @@ final class WorkEnd: Sendable {
     }
 }
 
+/// Waits until the greeting's work queue has run everything sent to it so far, so that whatever a
+/// later `start()` launched there has run.
+///
+/// - Returns: Whether it did so in time; if not, an issue says so.
+func waitForWorkQueue(
+    of greeting: TracedGreeting,
+    isolation: isolated (any Actor)? = #isolation,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async -> Bool {
+    let drained = Protected(false)
+    greeting.work.queue.async { drained.withValue { $0 = true } }
+    return await waitUntil(
+        "the greeting's work queue to run what was sent to it", hint: lesson.see("Steps"),
+        sourceLocation: sourceLocation, { drained.value })
+}
+
+/// Makes `call` twice at the same moment through the greeting's race window, the second just
+/// after the first one checked the state, and waits, bounded, for both to return.
+///
+/// - Returns: Whether both returned in time; if not, an issue names `name`.
+func callTwiceAtOnce(
+    _ greeting: TracedGreeting,
+    _ name: String,
+    hint: String,
+    isolation: isolated (any Actor)? = #isolation,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ call: @escaping @Sendable () -> Void
+) async -> Bool {
+    let returned = Protected(0)
+    let calling: @Sendable () -> Void = {
+        call()
+        returned.withValue { $0 += 1 }
+    }
+    greeting.raceWindow.race(calling, against: calling)
+    return await waitUntil(
+        "both \(name) calls to return", hint: hint, sourceLocation: sourceLocation, { returned.value == 2 })
+}
+
 /// Waits until `start()` has returned and the work is paused at its gate.
 ///
 /// - Returns: Whether both happened in time; if not, an issue names the step that never came.
