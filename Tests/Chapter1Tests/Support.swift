@@ -85,10 +85,10 @@ extension SumDriver {
     /// the list's owner; nil while it may still go on.
     func hasEnded(_ run: Int) -> String? {
         if let added = numbersAdded(by: run) {
-            return "run \(run) stopped first, after \(added) numbers (events: \(events.timeline))"
+            return "run \(run) stopped first, after \(added) numbers"
         }
         if wasDelivered(run) {
-            return "the result of run \(run) reached the list's owner first (events: \(events.timeline))"
+            return "the result of run \(run) reached the list's owner first"
         }
         return nil
     }
@@ -100,14 +100,13 @@ extension SumDriver {
     func waitDuringRun(
         _ run: Int,
         until event: @autoclosure () -> String,
-        see section: String? = nil,
         isolation: isolated (any Actor)? = #isolation,
         sourceLocation: SourceLocation = #_sourceLocation,
         _ condition: () -> Bool
     ) async -> Bool {
         await waitUntil(
             event(),
-            hint: "Events: \(events.timeline)" + (section.map { "\n" + lesson.see($0) } ?? ""),
+            hint: "Events: \(events.timeline)",
             givingUpWhen: { hasEnded(run) },
             sourceLocation: sourceLocation,
             condition)
