@@ -129,11 +129,14 @@ struct DependencySpecs {
 @Suite("A paused press holds back only its own jobs and those that depend on them", .watched)
 struct PausedShopSpecs {
     // Two shops, each on its own press. Look at what PrintShop.pause() and resume() reach (this
-    // shop's press only, or every press through a static list or a shared queue?) and at what
-    // submit does with a prerequisite from the other shop.
+    // shop's press only, or every press through a static list, of all presses or of those ever
+    // paused, or a shared queue?), at what submit does with a prerequisite from the other shop,
+    // and at anything every shop's jobs share while they print (a static lock or queue).
     // Covers: C45, C46
     // Paths: interference
-    @Test("pausing one shop holds back the binding that depends on its pages, and nothing else in the bindery")
+    @Test(
+        "pausing one shop holds back only the binding that depends on its pages; the bindery prints beside it"
+    )
     func pauseStaysInItsShop() async {
         // In a process of its own: a list every shop shares would otherwise be paused and resumed
         // by the specs running beside this one, and decide its verdict.
@@ -150,11 +153,14 @@ struct PausedShopSpecs {
         LastWords.explain(PausedShopSpecs.scenario, outcome)
     }
 
-    // A shop is paused and resumed many times in its life. Look at what PrintShop.pause() and
-    // resume() do the second time: does a flag set by the first call stop the next one?
+    // A shop is paused and resumed many times in its life, and not always in turn. Look at what
+    // PrintShop.pause() and resume() do the second time, and twice in a row: does a flag set by
+    // the first call stop the next one, does a call flip the press's state, or keep a tally?
     // Covers: C45
-    // Paths: reuse
-    @Test("a shop paused and resumed a second time holds its jobs back again, then prints them")
+    // Paths: reuse, values
+    @Test(
+        "every pause() holds a shop's jobs back and every resume() prints them, again and twice in a row"
+    )
     func pauseWorksEveryTime() async {
         let shop = PrintShop()
         let printed = Recorder<String>()
@@ -167,6 +173,8 @@ struct PausedShopSpecs {
             hint: lesson.see("Priorities stay inside one queue")
         ) { printed.count == 2 }
 
+        // Two pauses in a row hold the press once; one resume() lets it go.
+        shop.pause()
         shop.pause()
         shop.submit("second bulk", urgency: .bulk) { printed.record("second bulk") }
         // An idle running press starts a ready job within milliseconds; a paused one never does.
@@ -176,29 +184,44 @@ struct PausedShopSpecs {
         shop.submit("second rush", urgency: .rush) { printed.record("second rush") }
         shop.resume()
         await waitUntil(
-            "the second round's two jobs to print after the second resume()",
-            hint: lesson.see("Priorities stay inside one queue"),
+            "the second round's two jobs to print after one resume() followed two pause() calls",
+            hint: """
+                isSuspended is a flag, not a count: one resume() lets the press go, however many \
+                pauses came before it.
+                \(lesson.see("Priorities stay inside one queue"))
+                """,
             givingUpWhen: { shop.press.isSuspended ? "the press was still suspended after resume()" : nil }
         ) { printed.count == 4 }
 
-        let expected = ["first rush", "first bulk", "second rush", "second bulk"]
+        // A resume() on a running press leaves it running.
+        shop.resume()
+        shop.submit("third standard", urgency: .standard) { printed.record("third standard") }
+        await waitUntil(
+            "a job to print on a press resumed twice in a row",
+            hint: lesson.see("Priorities stay inside one queue"),
+            givingUpWhen: { shop.press.isSuspended ? "the press was suspended after a second resume()" : nil }
+        ) { printed.count == 5 }
+
+        let expected = ["first rush", "first bulk", "second rush", "second bulk", "third standard"]
         #expect(
             !printedWhilePaused,
             """
-            Paused, resumed, then paused again, the shop printed a job while it was paused (in all \
-            it did \(printed.timeline)). Every pause() holds the shop's jobs back, however often \
-            the shop was paused and resumed before: keep no flag that lets only the first call \
-            through; set the press's isSuspended each time.
+            Paused and resumed once, then paused twice in a row, the shop printed a job while it \
+            was paused (in all it did \(printed.timeline)). Every pause() holds the shop's jobs \
+            back, however often the shop was paused and resumed before: set the press's \
+            isSuspended to true each time; keep no flag that lets only the first call through, and \
+            never flip the press's state.
             \(lesson.see("Priorities stay inside one queue"))
             """
         )
         #expect(
             printed.all == expected,
             """
-            Paused and resumed twice, the shop did \(printed.timeline). Expected \
-            \(expected.joined(separator: " → ")): every resume() lets the waiting jobs print, \
-            however often the shop was resumed before, and the press takes the most urgent ready \
-            job first each time.
+            Paused and resumed, paused twice and resumed once, then resumed again, the shop did \
+            \(printed.timeline). Expected \(expected.joined(separator: " → ")): every resume() lets \
+            the waiting jobs print, however many pause() calls came before it (isSuspended is a \
+            flag, not a count), a resume() of a running press leaves it running, and the press \
+            takes the most urgent ready job first each time.
             \(lesson.see("Priorities stay inside one queue"))
             """
         )
@@ -206,12 +229,17 @@ struct PausedShopSpecs {
 
     static let scenario = "chapter6-paused-shop"
 
-    /// Pauses the print shop with the pages on its press, then hands the bindery, a second shop,
-    /// the binding (after the pages) and a ready sweep. Runs in an exit test, beside no other spec.
+    /// Pauses the print shop with the pages on its press, then hands the bindery, a second shop
+    /// that was paused and resumed before, the binding (after the pages) and a ready sweep; then
+    /// has the bindery print while the print shop's long run is on its press. Runs in an exit
+    /// test, beside no other spec.
     static func bindBesidePausedShop() async {
         let printShop = PrintShop()
         let bindery = PrintShop()
         let log = Recorder<String>()
+        // Shops are paused and resumed all day: a pause must not reach a shop that paused before.
+        bindery.pause()
+        bindery.resume()
         printShop.pause()
         let pages = printShop.submit("print the pages", urgency: .rush) { log.record("print the pages") }
         bindery.submit("bind the book", urgency: .bulk, after: [pages]) { log.record("bind the book") }
@@ -224,9 +252,10 @@ struct PausedShopSpecs {
                 scenario,
                 """
                 With the print shop paused, the bindery, a shop with a press of its own, never \
-                printed its ready sweep (the shops did \(log.timeline)). A pause belongs to one \
-                shop: suspend this shop's press only, never every press through a list or a \
-                static that all shops share.
+                printed its ready sweep (the shops did \(log.timeline)). The bindery had been \
+                paused and resumed once before. A pause belongs to one shop: suspend this shop's \
+                press only, never every press through a list (of all presses, or of those ever \
+                paused) or a static that all shops share.
                 \(lesson.see("Priorities stay inside one queue"))
                 """
             )
@@ -242,6 +271,42 @@ struct PausedShopSpecs {
                 bindery sweeps at once, since the pause holds back only the print shop's own press, \
                 and binds only after the pages, since the binding depends on them across the two \
                 queues.
+                \(lesson.see("Priorities stay inside one queue"))
+                """
+            )
+        }
+
+        // Two shops print at the same time: the print shop's long run holds no other press.
+        let longRun = Gate("the print shop's long run")
+        printShop.submit("long run", urgency: .bulk) {
+            log.record("long run started")
+            // Held past the bindery's bound, so that the bindery gets no help from its end.
+            _ = longRun.wait(timeout: Bound.standard * 3)
+        }
+        let longRunStarted = await comesTrue(within: Bound.standard) { log.contains("long run started") }
+        guard longRunStarted else {
+            longRun.open()
+            LastWords.fail(
+                scenario,
+                """
+                Resumed, the print shop never started the long run it was handed next (the shops \
+                did \(log.timeline)): every resume() lets the press print again.
+                \(lesson.see("Priorities stay inside one queue"))
+                """
+            )
+        }
+        bindery.submit("trim the covers", urgency: .rush) { log.record("trim the covers") }
+        let trimmed = await comesTrue(within: Bound.standard) { log.contains("trim the covers") }
+        longRun.open()
+        if !trimmed {
+            LastWords.fail(
+                scenario,
+                """
+                While the print shop's long run was on its press, the bindery, a shop with a press \
+                of its own, never printed the covers it was handed (the shops did \
+                \(log.timeline)). Each shop's press prints its own jobs, side by side with every \
+                other shop's: a lock, a queue or any static that every shop's jobs share while \
+                they print makes all the shops one press.
                 \(lesson.see("Priorities stay inside one queue"))
                 """
             )

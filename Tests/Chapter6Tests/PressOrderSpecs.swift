@@ -85,4 +85,57 @@ struct PressOrderSpecs {
             """
         )
     }
+
+    // The shop owns its press's width: whatever width the queue it is handed had, it prints one
+    // job at a time. Look at PrintShop.init: is the width set every time, or only sometimes?
+    // Covers: C47, C43
+    // Paths: values
+    @Test(
+        "a press handed in wider still prints one job at a time, the most urgent waiting job first",
+        arguments: [2, 3, 8]
+    )
+    func widerPressPrintsOneAtATime(width: Int) async {
+        let press = OperationQueue()
+        press.maxConcurrentOperationCount = width
+        let shop = PrintShop(press: press)
+        let printed = Recorder<String>()
+        let jobOnThePress = HeldJob("job on the press", log: printed)
+        shop.press.addOperation(jobOnThePress)
+        await waitUntil("the first job to start printing") { printed.contains("job on the press") }
+
+        shop.submit("bulk flyers", urgency: .bulk) { printed.record("bulk flyers") }
+        // A press one job wide is busy, so the flyers wait; a wider one starts them within
+        // milliseconds.
+        let printedBeside = await comesTrue(within: Bound.scaled(.milliseconds(300))) {
+            printed.contains("bulk flyers")
+        }
+        shop.submit("rush cards", urgency: .rush) { printed.record("rush cards") }
+        jobOnThePress.finish()
+        await waitUntil(
+            "both jobs to print after the first one finished",
+            hint: lesson.see("A one-at-a-time queue is not first-in-first-out")
+        ) { printed.count == 3 }
+
+        #expect(
+            !printedBeside,
+            """
+            The shop was handed a press \(width) jobs wide, and it printed the bulk flyers while \
+            another job was still on the press (\(printed.timeline)). The shop sets its press to \
+            one job at a time whatever width it was handed, not only when the width is the \
+            default: side by side, the jobs have no order left.
+            \(lesson.see("A one-at-a-time queue is not first-in-first-out"))
+            """
+        )
+        let expected = ["job on the press", "rush cards", "bulk flyers"]
+        #expect(
+            printed.all == expected,
+            """
+            On a press handed in \(width) jobs wide, the bulk flyers and then the rush cards arrived \
+            while another job printed; the press did \(printed.timeline). Expected \
+            \(expected.joined(separator: " → ")): one job at a time, and when the press frees up, \
+            the most urgent waiting job, not the oldest.
+            \(lesson.see("A one-at-a-time queue is not first-in-first-out"))
+            """
+        )
+    }
 }
