@@ -163,12 +163,15 @@ struct TwoEnginesSpecs {
     }
 
     // Three engines: one runs jobs on a busy store, one keeps a job aside until open(_:), and a
-    // third is stopped. Look at where SyncEngine keeps its jobs and which queue stop() cancels:
-    // each engine's own, or something every engine shares (a static list, a default queue made
-    // once)? See "Running on a queue you own" and "The main queue is everybody's".
+    // third is stopped; then the first two, open on stores of their own, save again. Look at
+    // where SyncEngine keeps its jobs and its store, and which queue stop() cancels: each
+    // engine's own, or something every engine shares (a static list or store, a default queue
+    // made once)? See "Running on a queue you own" and "The main queue is everybody's".
     // Covers: C75, C80
     // Paths: interference
-    @Test("stopping one engine leaves other engines' jobs alone, queued or waiting for open(_:)")
+    @Test(
+        "stopping one engine leaves other engines' jobs alone, queued or waiting for open(_:), each saving into its own store"
+    )
     func oneEngineStopLeavesOtherJobsAlone() async {
         let outcome = await #expect(
             processExitsWith: .success,
@@ -213,20 +216,37 @@ struct TwoEnginesSpecs {
                 }, { busyStore.saves.count >= 2 })
         else { return }
         waiting.open(laterStore)
+        guard
+            await waitUntil(
+                "c, kept aside until open(_:) by an engine that was not stopped, to be saved once it opened",
+                hint: """
+                    Another engine's stop() or open(_:) reached it: its job is \
+                    \(waitingJobs[0].isCancelled ? "cancelled" : "not cancelled") and \
+                    \(waitingJobs[0].isFinished ? "finished" : "unfinished"), and its store saw \
+                    \(laterStore.saves.timeline). Keep the jobs waiting for open(_:) in each engine, \
+                    never in a static list every engine shares.
+                    \(lesson.see("Running on a queue you own"))
+                    """,
+                givingUpWhen: {
+                    waitingJobs.allSatisfy(\.isFinished) && laterStore.saves.count < 1
+                        ? "its job ended and its store saw \(laterStore.saves.timeline)" : nil
+                }, { laterStore.saves.count >= 1 })
+        else { return }
+        // Two engines are open now, each on a store of its own: e belongs in the first one's.
+        let laterJobs = running.upload(notes("e"))
         await waitUntil(
-            "c, kept aside until open(_:) by an engine that was not stopped, to be saved once it opened",
+            "e, asked of the engine that opened the first store after another engine opened a second one, to be saved into the first",
             hint: """
-                Another engine's stop() or open(_:) reached it: its job is \
-                \(waitingJobs[0].isCancelled ? "cancelled" : "not cancelled") and \
-                \(waitingJobs[0].isFinished ? "finished" : "unfinished"), and its store saw \
-                \(laterStore.saves.timeline). Keep the jobs waiting for open(_:) in each engine, \
-                never in a static list every engine shares.
+                The first store saw \(busyStore.saves.timeline), the second \(laterStore.saves.timeline). \
+                Each engine saves into the store it was handed: keep the store in the engine, never in \
+                a static or a global that the last open(_:) of any engine overwrites.
                 \(lesson.see("Running on a queue you own"))
                 """,
             givingUpWhen: {
-                waitingJobs.allSatisfy(\.isFinished) && laterStore.saves.count < 1
-                    ? "its job ended and its store saw \(laterStore.saves.timeline)" : nil
-            }, { laterStore.saves.count >= 1 })
+                laterStore.saved.contains("e") || (laterJobs.allSatisfy(\.isFinished) && !busyStore.saved.contains("e"))
+                    ? "e's job ended and the stores saw \(busyStore.saves.timeline) and \(laterStore.saves.timeline)"
+                    : nil
+            }, { busyStore.saved.contains("e") })
     }
 
     /// Pauses or stops one engine while its updates wait on the main queue, then lets another
@@ -292,7 +312,7 @@ enum AfterResuming: String, CaseIterable, Sendable, CustomStringConvertible {
     case newerUpdateWaiting = "a newer update already waiting on the main queue"
     case pausedAgain = "a second pause and resumeUpdates() with nothing held, then a new note"
     case resumedTwice = "resumeUpdates() twice"
-    case stoppedWhilePaused = "stop() while paused, then resumeUpdates()"
+    case stoppedWhilePaused = "stop() while paused, with an update on its way, then resumeUpdates()"
 
     var description: String { rawValue }
 }
@@ -405,17 +425,27 @@ struct ResumeAndStopSpecs {
                 \(lesson.see("The main queue is everybody's"))
                 """)
         case .stoppedWhilePaused:
-            await onTheMainQueue("the operation that stops the engine, then resumes updates") {
+            // c's update is sent meanwhile, and waits on the main queue behind this operation:
+            // it runs after stop() and resumeUpdates() have both returned.
+            let savedC = Protected(false)
+            await onTheMainQueue("the operation that saves c, stops the engine, then resumes updates") {
+                let jobs = engine.upload(notes("c"))
+                savedC.withValue { $0 = settles(within: patience) { jobs.allSatisfy(\.isFinished) } }
                 engine.stop()
                 engine.resumeUpdates()
             }
-            await onTheMainQueue("an operation queued after it") {}
+            guard savedC.value else {
+                Issue.record("The note c was never saved; the store saw \(store.saves.timeline).")
+                return
+            }
+            await onTheMainQueue("an operation queued after c's update") {}
             #expect(
                 screen.updates.count == 0,
                 """
-                a and b were held, then stop() and resumeUpdates() were called: the screen received \
-                \(screen.updates.timeline). stop() drops every update not yet delivered, the held \
-                ones included, so a later resumeUpdates() has nothing to deliver.
+                a and b were held and c's update was waiting on the main queue when stop() and \
+                resumeUpdates() were called: the screen received \(screen.updates.timeline). \
+                stop() drops every update not yet delivered, the held ones and those still on their \
+                way, and resumeUpdates() does not undo it: a stopped engine stays stopped.
                 \(lesson.see("The main queue is everybody's"))
                 """)
         case .newerUpdateWaiting:

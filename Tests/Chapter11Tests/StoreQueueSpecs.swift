@@ -14,6 +14,8 @@ enum OpeningScenario {
         let queue = EngineQueue()
         let engine = SyncEngine(queue: queue)
         engine.upload(notes("groceries", "ideas"))
+        // An urgent note too: uploadNow(_:) is no exception, its job waits aside like the others.
+        engine.uploadNow(Note("urgent"))
         let finishedInOpen = Protected(false)
         // The store is handed over as an app hands over one it made for the engine: once
         // open(_:) returns, only the engine keeps it, and the scenario keeps its record of saves.
@@ -33,6 +35,17 @@ enum OpeningScenario {
             }
             engine.open(handedOver)
         }
+        /// Why the urgent note asked for before open(_:) is missing, when it is.
+        func urgentMissing() -> String {
+            saves.all.contains { $0.title == "urgent" }
+                ? ""
+                : """
+                 The urgent note asked for before open(_:) was never saved: its job reached the \
+                queue before the store existed, ran on a borrowed thread and found no store. Keep \
+                every job asked for before open(_:) aside, uploadNow(_:)'s too: the queue must also \
+                stay empty until open(_:) sets its underlying queue.
+                """
+        }
         /// Why the store saw nothing, when it is gone.
         func freed() -> String {
             store.value != nil
@@ -43,7 +56,8 @@ enum OpeningScenario {
                 saves into it.
                 """
         }
-        if finishedInOpen.value, saves.count < 2 {
+        let onlyUrgentMissing = Set(saves.all.map(\.title)) == ["groceries", "ideas"]
+        if finishedInOpen.value, saves.count < 3, !onlyUrgentMissing {
             LastWords.fail(
                 "openLater",
                 """
@@ -52,16 +66,16 @@ enum OpeningScenario {
                 before the jobs reach the queue.
                 """)
         }
-        guard settles(within: patience, { saves.count >= 2 }) else {
+        guard settles(within: patience, { saves.count >= 3 }) else {
             LastWords.fail(
                 "openLater",
                 """
                 After open(), the notes asked for before it were not saved within \(patience.seconds) s; \
-                the store saw \(saves.timeline).\(freed())
+                the store saw \(saves.timeline).\(freed())\(urgentMissing())
                 """)
         }
         let later = engine.upload(notes("recipes"))
-        guard settles(within: patience, { saves.count >= 3 || later.allSatisfy(\.isFinished) }), saves.count >= 3
+        guard settles(within: patience, { saves.count >= 4 || later.allSatisfy(\.isFinished) }), saves.count >= 4
         else {
             LastWords.fail(
                 "openLater",
@@ -71,12 +85,16 @@ enum OpeningScenario {
                 """)
         }
         let misplaced = saves.all.filter { !$0.onTheStoreQueue || !$0.insideAnOperation }
-        guard misplaced.isEmpty, saves.all.map(\.title) == ["groceries", "ideas", "recipes"] else {
+        let titles = saves.all.map(\.title)
+        guard misplaced.isEmpty, titles.filter({ $0 != "urgent" }) == ["groceries", "ideas", "recipes"],
+            titles.firstIndex(of: "urgent").map({ $0 < 3 }) == true
+        else {
             LastWords.fail(
                 "openLater",
                 """
-                Expected groceries, ideas and recipes, in that order, each saved by its job on the \
-                store's queue; the store saw \(saves.timeline).
+                Expected groceries and ideas in that order, the urgent note among the first three, \
+                and recipes last, each saved by its job on the store's queue; the store saw \
+                \(saves.timeline).
                 """)
         }
     }
