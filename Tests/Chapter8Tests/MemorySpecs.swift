@@ -46,6 +46,17 @@ struct OperationMemory {
             operation!.cancel()
         case .cancelledBeforeStart:
             operation!.cancel()
+            // A queue refuses (traps on) an operation that is already finished: check first.
+            if operation!.isFinished {
+                Issue.record(
+                    """
+                    cancel() finished an operation that was never started. Only start() may finish \
+                    it: a queue refuses to run an operation that is already finished (it stops the \
+                    program).
+                    \(lesson.see("Forward cancel() to the Task"))
+                    """)
+                return
+            }
             queue.addOperation(operation!)
         case .cancelledWithTheRest:
             queue.addOperation(operation!)

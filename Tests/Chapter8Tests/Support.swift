@@ -135,11 +135,14 @@ func makeThumbnail(_ name: String, _ loader: ScriptedLoader) -> TracedThumbnail 
     Probe.$makingOperation.withValue(true) { TracedThumbnail(name, loader: loader) }
 }
 
-/// A thumbnail operation that notes when `start()` returned and checks every read of `isFinished`.
+/// A thumbnail operation that notes when `start()` returned and checks every read of `isFinished`
+/// and `isExecuting`.
 ///
 /// Each read that sees `isFinished` true also reads `result` and `isExecuting` right after it, so
 /// a finished operation without a result, or one still executing, is caught by whoever looked:
-/// the queue, a dependent or the spec. On Linux, announcing isFinished reads it back at once.
+/// the queue, a dependent or the spec. Each read that sees `isExecuting` false once the operation
+/// was executing reads `isFinished` after it, so one caught between the two flags is caught too.
+/// On Linux, announcing a flag reads it back at once.
 final class TracedThumbnail: ThumbnailOperation, @unchecked Sendable {  // immutable fields; the rest is Protected
     private struct Reads {
         var clock = 0
@@ -147,6 +150,8 @@ final class TracedThumbnail: ThumbnailOperation, @unchecked Sendable {  // immut
         var withoutResult = 0
         var whileExecuting = 0
         var falseAfterTrue = 0
+        var sawExecuting = false
+        var neither = 0
     }
 
     let trace: Recorder<String>
@@ -205,7 +210,13 @@ final class TracedThumbnail: ThumbnailOperation, @unchecked Sendable {  // immut
 
     override var isExecuting: Bool {
         let executing = super.isExecuting
-        if executing { raceWindow.checked() }
+        if executing {
+            raceWindow.checked()
+            reads.withValue { $0.sawExecuting = true }
+        } else if reads.value.sawExecuting, !super.isFinished {
+            // Once it was executing, the only way on is to finished, both flags in one move.
+            reads.withValue { $0.neither += 1 }
+        }
         return executing
     }
 
@@ -218,6 +229,11 @@ final class TracedThumbnail: ThumbnailOperation, @unchecked Sendable {  // immut
         }
         if seen.whileExecuting > 0 {
             problems.append("\(seen.whileExecuting) read(s) saw isFinished true while isExecuting was still true")
+        }
+        if seen.neither > 0 {
+            problems.append(
+                "\(seen.neither) read(s) saw isExecuting false while isFinished was still false, after the "
+                    + "operation had been executing: neither running nor done")
         }
         if seen.falseAfterTrue > 0 {
             problems.append("\(seen.falseAfterTrue) read(s) saw isFinished false after it had read true")
