@@ -40,6 +40,17 @@ struct NothingStays {
                 queue.addOperation(greeting)
             case .cancelledBeforeStart:
                 greeting.cancel()
+                // A queue refuses (traps on) an operation that is already finished: check first.
+                if greeting.isFinished {
+                    Issue.record(
+                        """
+                        cancel() finished a greeting that was never started. Only start() may finish \
+                        it: a queue refuses to run an operation that is already finished (it stops the \
+                        program).
+                        \(lesson.see("Finish once, on every path"))
+                        """)
+                    return
+                }
                 queue.addOperation(greeting)
             case .cancelledWhileRunning, .cancelledWithTheRest:
                 queue.addOperation(greeting)

@@ -81,6 +81,58 @@ enum Preflight {
         }
     }
 
+    /// Whether calling `start()` three times on a greeting cancelled before it started runs
+    /// without trapping or hanging; records an issue if not. Only the spec that does so asks it:
+    /// a design that traps on a second `start()` of a running greeting, as Apple's inherited
+    /// `start()` does, is judged here only on what this spec does.
+    static func survivesStartingCancelledAgain(sourceLocation: SourceLocation = #_sourceLocation) async -> Bool {
+        await survives(
+            "starting a cancelled greeting again",
+            what: "starting a greeting cancelled before it started, three times, trapped or hung",
+            see: "Finish once, on every path", sourceLocation: sourceLocation
+        ) {
+            let result = await #expect(
+                processExitsWith: .success,
+                """
+                A greeting cancelled before it started was told to start() three times, in a process \
+                of its own, and that process stopped (a signal) or hung (exit code 3): a later \
+                start() trapped, or waited on a lock that is never released. A start() that finds the \
+                greeting finished returns and changes nothing. \(lesson.see("Finish once, on every path"))
+                """,
+                sourceLocation: sourceLocation
+            ) {
+                exit(Preflight.startCancelledAgainRun())
+            }
+            LastWords.explain(result, sourceLocation: sourceLocation)
+            return result != nil
+        }
+    }
+
+    /// Whether calling `cancel()` on a greeting that finished runs without trapping or hanging;
+    /// records an issue if not. Only the spec that does so asks it.
+    static func survivesCancellingAfterTheEnd(sourceLocation: SourceLocation = #_sourceLocation) async -> Bool {
+        await survives(
+            "cancelling after the end", what: "cancelling a greeting that had finished trapped or hung",
+            see: "Finish once, on every path", sourceLocation: sourceLocation
+        ) {
+            let result = await #expect(
+                processExitsWith: .success,
+                """
+                A greeting that had finished was told to cancel(), in a process of its own, and that \
+                process stopped (a signal) or hung (exit code 3): the cancel() trapped, for example by \
+                finishing the greeting a second time through a precondition, or waited on a lock that \
+                is never released. A cancel() after the end changes nothing. \
+                \(lesson.see("Finish once, on every path"))
+                """,
+                sourceLocation: sourceLocation
+            ) {
+                exit(Preflight.cancelAfterTheEndRun())
+            }
+            LastWords.explain(result, sourceLocation: sourceLocation)
+            return result != nil
+        }
+    }
+
     /// Runs trial `name` once per test run (`TrialRuns`); the first spec to ask reports how it
     /// failed, the others that they did not run.
     private static func survives(
@@ -157,15 +209,38 @@ enum Preflight {
     /// Starts a greeting, starts it again while its work waits, and once more after it finished;
     /// 3 if it hangs.
     static func startAgainRun() -> Int32 {
-        exitIfStillRunning(after: Bound.standard, status: 3)
+        exitIfStillRunning(after: Bound.standard * 2, status: 3)
         let trace = Recorder<Moment>()
         let greeting = TracedGreeting(trace: trace)
         Thread.detachNewThread { greeting.start() }
-        briefly { trace.contains(.workPaused) }
+        // Until the work is under way, however slow the machine: a second start() that comes
+        // before it tries a different path than the specs' own.
+        _ = settles(within: Bound.standard) { trace.contains(.workPaused) }
         greeting.start()
         greeting.pause.open()
         briefly { greeting.isFinished }
         greeting.start()
+        return 0
+    }
+
+    /// Cancels a greeting before it starts, then starts it three times; 3 if it hangs.
+    static func startCancelledAgainRun() -> Int32 {
+        exitIfStillRunning(after: Bound.standard, status: 3)
+        let greeting = TracedGreeting(trace: Recorder(), pause: Pause(open: true))
+        greeting.cancel()
+        for _ in 1...3 { greeting.start() }
+        briefly { false }
+        return 0
+    }
+
+    /// Lets a greeting finish by itself, then cancels it; 3 if it hangs.
+    static func cancelAfterTheEndRun() -> Int32 {
+        exitIfStillRunning(after: Bound.standard, status: 3)
+        let greeting = TracedGreeting(trace: Recorder(), pause: Pause(open: true))
+        greeting.start()
+        briefly { greeting.isFinished }
+        greeting.cancel()
+        briefly { false }
         return 0
     }
 
@@ -177,7 +252,9 @@ enum Preflight {
 
 /// Runs a spec only once the greeting's trials survived: `@Test("…", .preflight)`, or
 /// `.preflightFinishingAgain` for the specs that finish a greeting a second time, or
-/// `.preflightStartingAgain` for the spec that starts one again.
+/// `.preflightStartingAgain` for the specs that start one again while it runs or once it ended,
+/// `.preflightStartingCancelledAgain` and `.preflightCancellingAfterTheEnd` for the specs that
+/// do only that.
 ///
 /// When a trial trapped or hung, the spec records the trial's issue instead of running.
 struct PreflightTrait: TestTrait, TestScoping {
@@ -185,6 +262,10 @@ struct PreflightTrait: TestTrait, TestScoping {
     var finishingAgain = false
     /// Whether the spec also needs `start()` called again to survive.
     var startingAgain = false
+    /// Whether the spec also needs `start()` called again on a cancelled greeting to survive.
+    var startingCancelledAgain = false
+    /// Whether the spec also needs `cancel()` after the end to survive.
+    var cancellingAfterTheEnd = false
 
     func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
@@ -195,6 +276,12 @@ struct PreflightTrait: TestTrait, TestScoping {
         }
         if startingAgain {
             guard await Preflight.survivesStartingAgain(sourceLocation: test.sourceLocation) else { return }
+        }
+        if startingCancelledAgain {
+            guard await Preflight.survivesStartingCancelledAgain(sourceLocation: test.sourceLocation) else { return }
+        }
+        if cancellingAfterTheEnd {
+            guard await Preflight.survivesCancellingAfterTheEnd(sourceLocation: test.sourceLocation) else { return }
         }
         try await function()
     }
@@ -209,4 +296,10 @@ extension Trait where Self == PreflightTrait {
 
     /// Runs the spec only if a greeting's life, and starting it again, survive in trial processes.
     static var preflightStartingAgain: Self { Self(startingAgain: true) }
+
+    /// Runs the spec only if a greeting's life, and starting a cancelled one three times, survive.
+    static var preflightStartingCancelledAgain: Self { Self(startingCancelledAgain: true) }
+
+    /// Runs the spec only if a greeting's life, and cancelling one that finished, survive.
+    static var preflightCancellingAfterTheEnd: Self { Self(cancellingAfterTheEnd: true) }
 }
