@@ -226,9 +226,10 @@ struct LifetimeSpecs {
     // Keeping the newest job must not keep every earlier one: look at what a ReportJob still
     // holds after it has run (its dependencies). See "What dependencies keep alive". The
     // reports are still built in the order asked for, even when a caller lowers the first
-    // one's priority: what makes each wait for the one before?
+    // one's priority, and a report built again with regenerate() too: what makes each wait for
+    // the one before?
     // Covers: C65, C100
-    // Paths: memory, values
+    // Paths: memory, values, reuse
     @Test(
         "holding the newest report's job does not keep the earlier reports in memory, and the reports are built in the order asked for, whatever their priority"
     )
@@ -289,6 +290,29 @@ struct LifetimeSpecs {
             The spec kept only March's job, the newest. After \(patience.seconds) s these were \
             still in memory: \(watch.alive + ledger.reportsInMemory.map { "\($0)'s sections" }); \
             expected only March's job and sections. \(holder)
+            \(lesson.see("What dependencies keep alive"))
+            """
+        )
+
+        // A report built again is asked for like any other: it waits for April, asked for
+        // before it, although April's caller lowered April's priority.
+        generator.queue.isSuspended = true
+        let loadsBefore = ledger.loads.count
+        generator.generate("April", sections: ["sales"]) { report in delivered.record(report.title) }
+        (generator.queue.operations.first { ($0 as? ReportJob)?.title == "April" })?.queuePriority = .veryLow
+        if let newest { generator.regenerate(newest) { report in delivered.record(report.title) } }
+        generator.queue.isSuspended = false
+        await waitUntil(
+            "April's report and March's again to be delivered", hint: lesson.see("What dependencies keep alive")
+        ) { delivered.count == 5 }
+        let later = Array(ledger.loads.all.dropFirst(loadsBefore))
+        #expect(
+            later == ["April/sales", "March/sales"],
+            """
+            April was asked for, its caller lowered its priority, and then March was built again \
+            with regenerate(); the ledger loaded \(later), expected April first. A regenerated \
+            report is a new report of the same generator: it joins the generator's chain like any \
+            other, or a width-one queue builds it first, as the ready operation of higher priority.
             \(lesson.see("What dependencies keep alive"))
             """
         )
