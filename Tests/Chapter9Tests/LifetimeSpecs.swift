@@ -75,6 +75,46 @@ enum LifetimeScenario {
                 those of a report it never built.
                 """)
         }
+
+        // A report built again is a report like any other: it waits for June, asked for before
+        // it, although June's caller lowered June's priority while both waited.
+        generator.queue.isSuspended = true
+        let loadsBefore = ledger.loads.count
+        let june = generator.generate("June", sections: ["sales"]) { _ in }
+        june.queuePriority = .veryLow
+        let marchAgain = Gate("March's report built again after June's")
+        LastWords.note(
+            "regenerate",
+            """
+            regenerate() was called again for March's finished job, and the program stopped: a \
+            finished operation is never added to a queue again. Make a new job from its title and \
+            sections.
+            """)
+        _ = generator.regenerate(job) { report in
+            if report.title == "March" { marchAgain.open() }
+        }
+        generator.queue.isSuspended = false
+        guard marchAgain.wait(timeout: patience) else {
+            LastWords.fail(
+                "regenerate",
+                """
+                March was built again with regenerate() after June was asked for, and no report \
+                for March arrived (waited \(patience.seconds) s); the ledger saw \(ledger.loads.timeline).
+                """)
+        }
+        let later = Array(ledger.loads.all.dropFirst(loadsBefore))
+        guard later == ["June/sales", "March/sales"] else {
+            LastWords.fail(
+                "regenerate",
+                """
+                June was asked for, its caller lowered its priority, and then March was built again \
+                with regenerate(); the ledger loaded \(later), expected June first. A regenerated \
+                report is a new report of the same generator: it joins the generator's chain like \
+                any other, or a width-one queue builds it first, as the ready operation of higher \
+                priority. \(lesson.see("An operation runs once"))
+                """)
+        }
+        withExtendedLifetime(june) {}
     }
 }
 
@@ -226,10 +266,9 @@ struct LifetimeSpecs {
     // Keeping the newest job must not keep every earlier one: look at what a ReportJob still
     // holds after it has run (its dependencies). See "What dependencies keep alive". The
     // reports are still built in the order asked for, even when a caller lowers the first
-    // one's priority, and a report built again with regenerate() too: what makes each wait for
-    // the one before?
+    // one's priority: what makes each wait for the one before?
     // Covers: C65, C100
-    // Paths: memory, values, reuse
+    // Paths: memory, values
     @Test(
         "holding the newest report's job does not keep the earlier reports in memory, and the reports are built in the order asked for, whatever their priority"
     )
@@ -294,28 +333,6 @@ struct LifetimeSpecs {
             """
         )
 
-        // A report built again is asked for like any other: it waits for April, asked for
-        // before it, although April's caller lowered April's priority.
-        generator.queue.isSuspended = true
-        let loadsBefore = ledger.loads.count
-        generator.generate("April", sections: ["sales"]) { report in delivered.record(report.title) }
-        (generator.queue.operations.first { ($0 as? ReportJob)?.title == "April" })?.queuePriority = .veryLow
-        if let newest { generator.regenerate(newest) { report in delivered.record(report.title) } }
-        generator.queue.isSuspended = false
-        await waitUntil(
-            "April's report and March's again to be delivered", hint: lesson.see("What dependencies keep alive")
-        ) { delivered.count == 5 }
-        let later = Array(ledger.loads.all.dropFirst(loadsBefore))
-        #expect(
-            later == ["April/sales", "March/sales"],
-            """
-            April was asked for, its caller lowered its priority, and then March was built again \
-            with regenerate(); the ledger loaded \(later), expected April first. A regenerated \
-            report is a new report of the same generator: it joins the generator's chain like any \
-            other, or a width-one queue builds it first, as the ready operation of higher priority.
-            \(lesson.see("What dependencies keep alive"))
-            """
-        )
         withExtendedLifetime((generator, newest)) {}
     }
 
@@ -455,20 +472,22 @@ struct LifetimeSpecs {
         LastWords.explain("regenerateWhileQueued", outcome)
     }
 
-    // An operation runs once. Read ReportGenerator.regenerate: what does it hand to the queue?
+    // An operation runs once. Read ReportGenerator.regenerate: what does it hand to the queue,
+    // and does the new job wait for the reports asked for before it, like any other report?
     // See "An operation runs once".
-    // Covers: C67
+    // Covers: C67, C100
     // Paths: reuse
     @Test(
-        "regenerate() builds the report again with a new job, also for a job cancelled before it ran, without stopping the program"
+        "regenerate() builds the report again with a new job, also for a job cancelled before it ran, without stopping the program, after the reports asked for before it"
     )
     func regenerateMakesANewJob() async {
         LastWords.forget("regenerate")
         let outcome = await #expect(
             processExitsWith: .success,
             """
-            Expected regenerate() of a finished job to deliver a second, freshly loaded report. \
-            Adding a finished operation to a queue stops the program.
+            Expected regenerate() of a finished job to deliver a second, freshly loaded report, \
+            built after a report asked for before it whose priority was lowered. Adding a finished \
+            operation to a queue stops the program.
             \(lesson.see("An operation runs once"))
             """
         ) {
