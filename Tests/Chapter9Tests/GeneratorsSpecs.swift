@@ -28,6 +28,80 @@ struct GeneratorsSpecs {
         LastWords.explain("twoGenerators", outcome)
     }
 
+    // Several threads ask one generator for reports at the same moment. Look at how generate()
+    // finds the newest job and records its own: can another call come in between? See "What
+    // dependencies keep alive".
+    // Covers: C100
+    // Paths: interference
+    @Test(
+        "reports asked for from several threads at once still form one chain: no two of them wait for the same report"
+    )
+    func reportsFromSeveralThreadsFormOneChain() async {
+        let threads = 8
+        let steps = 200
+        let rounds = 16
+        var forked: [String] = []  // per round that forked: how many jobs were followed by two
+        // The previous round's jobs stay alive through the next round, so that a newest job
+        // every generator shares is still there when the next round's generator begins.
+        var lastRound: [ReportJob] = []
+        for round in 1...rounds {
+            let generator = ReportGenerator(source: Ledger())
+            // Suspended, so that the calls meet one another and none of them meets the work.
+            generator.queue.isSuspended = true
+            // Every thread makes its first call once every thread is ready.
+            let together = Rendezvous(parties: threads)
+            let jobs = Protected<[ReportJob]>([])
+            let ended = Protected(0)
+            for thread in 0..<threads {
+                Thread {
+                    var mine: [ReportJob] = []
+                    if together.arrive() {
+                        for step in 0..<steps {
+                            mine.append(generator.generate("T\(thread)-\(step)", sections: ["sales"]) { _ in })
+                        }
+                    }
+                    jobs.withValue { $0 += mine }
+                    ended.withValue { $0 += 1 }
+                }.start()
+            }
+            let asked = await waitUntil(
+                "\(threads) threads to return from \(steps) calls of generate() each",
+                hint: lesson.see("What dependencies keep alive")
+            ) { ended.value == threads }
+            let all = jobs.value
+            var followers: [ObjectIdentifier: Int] = [:]
+            for job in all {
+                for dependency in job.dependencies { followers[ObjectIdentifier(dependency), default: 0] += 1 }
+            }
+            let forks = followers.values.filter { $0 > 1 }.count
+            let unchained = all.filter(\.dependencies.isEmpty).count
+            generator.queue.cancelAllOperations()
+            generator.queue.isSuspended = false
+            await waitUntil("the cancelled jobs to leave the queue") { generator.queue.operationCount == 0 }
+            guard asked, all.count == threads * steps else { return }
+            if forks > 0 || unchained != 1 {
+                forked.append(
+                    "round \(round): \(forks) jobs followed by two or more, \(unchained) waiting for none"
+                )
+            }
+            lastRound = all
+        }
+        withExtendedLifetime(lastRound) {}
+        #expect(
+            forked.isEmpty,
+            """
+            In each of \(rounds) rounds, \(threads) threads asked one generator for \(steps) reports \
+            each, all starting at the same moment; expected one chain each time: every job \
+            followed by at most one job, and only the first waiting for none. Instead: \
+            \(forked.joined(separator: "; ")). A job followed by two: two calls both chained to \
+            the same newest job, and neither to the other, because generate() read the newest job \
+            and recorded its own in two steps and another call came in between; read and replace \
+            it in one critical section. No job waiting for none: even the first job of a new \
+            generator waited for a job of another one, a newest job kept where every generator \
+            shares it. \(lesson.see("What dependencies keep alive"))
+            """)
+    }
+
     /// Holds January's load on one generator's ledger, asks another generator for Q1, and looks
     /// at what was delivered. Runs in an exit test, beside no other spec.
     static func twoGenerators() async {
@@ -61,5 +135,37 @@ struct GeneratorsSpecs {
             "January to be delivered once its ledger let go",
             hint: "Delivered: \(delivered.timeline). \(lesson.see("What dependencies keep alive"))",
             { delivered.all.contains("January") })
+    }
+}
+
+/// A meeting point for a fixed number of threads, used again and again: each call returns once
+/// every party has called it for the same turn.
+final class Rendezvous: @unchecked Sendable {  // its state is only touched under `condition`
+    private let condition = NSCondition()
+    private let parties: Int
+    private var arrived = 0
+    private var turn = 0
+
+    init(parties: Int) {
+        self.parties = parties
+    }
+
+    /// Waits for the other parties of this turn; false if they did not all come within the bound.
+    func arrive() -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        let mine = turn
+        arrived += 1
+        if arrived == parties {
+            arrived = 0
+            turn += 1
+            condition.broadcast()
+            return true
+        }
+        let deadline = Date(timeIntervalSinceNow: Bound.standard.timeInterval)
+        while turn == mine {
+            if !condition.wait(until: deadline) { return turn != mine }
+        }
+        return true
     }
 }

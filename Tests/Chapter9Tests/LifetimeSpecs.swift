@@ -75,6 +75,46 @@ enum LifetimeScenario {
                 those of a report it never built.
                 """)
         }
+
+        // A report built again is a report like any other: it waits for June, asked for before
+        // it, although June's caller lowered June's priority while both waited.
+        generator.queue.isSuspended = true
+        let loadsBefore = ledger.loads.count
+        let june = generator.generate("June", sections: ["sales"]) { _ in }
+        june.queuePriority = .veryLow
+        let marchAgain = Gate("March's report built again after June's")
+        LastWords.note(
+            "regenerate",
+            """
+            regenerate() was called again for March's finished job, and the program stopped: a \
+            finished operation is never added to a queue again. Make a new job from its title and \
+            sections.
+            """)
+        _ = generator.regenerate(job) { report in
+            if report.title == "March" { marchAgain.open() }
+        }
+        generator.queue.isSuspended = false
+        guard marchAgain.wait(timeout: patience) else {
+            LastWords.fail(
+                "regenerate",
+                """
+                March was built again with regenerate() after June was asked for, and no report \
+                for March arrived (waited \(patience.seconds) s); the ledger saw \(ledger.loads.timeline).
+                """)
+        }
+        let later = Array(ledger.loads.all.dropFirst(loadsBefore))
+        guard later == ["June/sales", "March/sales"] else {
+            LastWords.fail(
+                "regenerate",
+                """
+                June was asked for, its caller lowered its priority, and then March was built again \
+                with regenerate(); the ledger loaded \(later), expected June first. A regenerated \
+                report is a new report of the same generator: it joins the generator's chain like \
+                any other, or a width-one queue builds it first, as the ready operation of higher \
+                priority. \(lesson.see("An operation runs once"))
+                """)
+        }
+        withExtendedLifetime(june) {}
     }
 }
 
@@ -292,6 +332,7 @@ struct LifetimeSpecs {
             \(lesson.see("What dependencies keep alive"))
             """
         )
+
         withExtendedLifetime((generator, newest)) {}
     }
 
@@ -431,20 +472,22 @@ struct LifetimeSpecs {
         LastWords.explain("regenerateWhileQueued", outcome)
     }
 
-    // An operation runs once. Read ReportGenerator.regenerate: what does it hand to the queue?
+    // An operation runs once. Read ReportGenerator.regenerate: what does it hand to the queue,
+    // and does the new job wait for the reports asked for before it, like any other report?
     // See "An operation runs once".
-    // Covers: C67
+    // Covers: C67, C100
     // Paths: reuse
     @Test(
-        "regenerate() builds the report again with a new job, also for a job cancelled before it ran, without stopping the program"
+        "regenerate() builds the report again with a new job, also for a job cancelled before it ran, without stopping the program, after the reports asked for before it"
     )
     func regenerateMakesANewJob() async {
         LastWords.forget("regenerate")
         let outcome = await #expect(
             processExitsWith: .success,
             """
-            Expected regenerate() of a finished job to deliver a second, freshly loaded report. \
-            Adding a finished operation to a queue stops the program.
+            Expected regenerate() of a finished job to deliver a second, freshly loaded report, \
+            built after a report asked for before it whose priority was lowered. Adding a finished \
+            operation to a queue stops the program.
             \(lesson.see("An operation runs once"))
             """
         ) {

@@ -388,7 +388,60 @@ enum WaitingScenario {
             LastWords.fail(
                 "refresh", "The screen showed June's report, although June's job was cancelled before it ran.")
         }
-        withExtendedLifetime((screen, other)) {}
+
+        // October's job ends while the main queue is busy; in that same turn the screen is
+        // refreshed with November. Whatever October's job already handed to the main queue
+        // runs after that turn, when October is no longer the newest refresh.
+        generator.queue.isSuspended = true
+        let octoberAsked = Gate("refresh() of October returned")
+        OperationQueue.main.addOperation {
+            screen.refresh("October", sections: ["sales"])
+            octoberAsked.open()
+        }
+        guard octoberAsked.wait(timeout: patience) else {
+            generator.queue.isSuspended = false
+            LastWords.fail(
+                "refresh", "refresh() of October, on the main queue, did not return within \(patience.seconds) s.")
+        }
+        let octoberJobs = generator.queue.operations
+        let turn = Gate("the spec's turn on the main queue")
+        let novemberAsked = Gate("refresh() of November returned")
+        let hold = MainQueue.hold(until: turn) {
+            shown.withValue { $0.append("(November asked)") }
+            screen.refresh("November", sections: ["sales"])
+            novemberAsked.open()
+        }
+        generator.queue.isSuspended = false
+        // October's job has ended, and whatever runs as it ends has run (a completion block that
+        // clears itself at its end); a design that keeps its block goes on after the bound.
+        _ = settles(within: patience) { octoberJobs.allSatisfy { $0.isFinished && $0.completionBlock == nil } }
+        turn.open()
+        guard novemberAsked.wait(timeout: patience), !hold.gaveUp,
+            settles(within: patience, { shown.value.contains("November sales") })
+        else {
+            LastWords.fail(
+                "refresh",
+                """
+                After October's job ended, the screen was refreshed with November from the main \
+                queue; November's report never appeared (waited \(patience.seconds) s; the screen \
+                showed \(shown.value)).
+                """)
+        }
+        let afterNovember = shown.value.drop { $0 != "(November asked)" }
+        guard !afterNovember.contains(where: { $0.hasPrefix("October") }) else {
+            LastWords.fail(
+                "refresh",
+                """
+                October's job ended while the main queue was busy, and in that same turn the screen \
+                was refreshed with November; the screen then showed \(Array(afterNovember)): October's \
+                report after November was asked for. Whether a refresh is still the newest was \
+                decided as its job ended, off the main queue, and the report was then shown without \
+                asking again: a refresh asked for while the report is on its way to the main queue \
+                is overtaken by it. Ask on the main queue, as the report is about to be shown. \
+                \(lesson.see("Waiting on the main queue"))
+                """)
+        }
+        withExtendedLifetime((screen, other, octoberJobs)) {}
     }
 
     /// Flushes between two held reports, and on an idle generator.
