@@ -60,8 +60,12 @@ struct OverStaysOver {
                 """
                 This spec cancels a greeting that finished as it should, so it needs isFinished \
                 announced with the flag already true; the greeting announced isFinished \
-                \(finishedAnnounced). Flip the flag first, then announce it. \(trace.lifecycle(missing: "…"))
-                \(lesson.see("Announce every change, after the flag flips"))
+                \(finishedAnnounced). An announcement that reads false comes before the flag flipped, or \
+                from the inherited start(): super.start() announces isFinished around main() on its \
+                own. Flip the flag first, then announce it, and never call super.start(). \
+                \(trace.lifecycle(missing: "…"))
+                \(lesson.see("Announce every change, after the flag flips")) \
+                \(lesson.see("Your own start(), never the inherited one"))
                 """)
             return
         }
@@ -218,8 +222,12 @@ struct TwoGreetings {
                 """
                 This spec reads another greeting while this one announces its finish, so it needs \
                 isFinished announced with the flag already true; the greeting announced isFinished \
-                \(finishedAnnounced). Flip the flag first, then announce it. \(trace.lifecycle(missing: "…"))
-                \(lesson.see("Announce every change, after the flag flips"))
+                \(finishedAnnounced). An announcement that reads false comes before the flag flipped, or \
+                from the inherited start(): super.start() announces isFinished around main() on its \
+                own. Flip the flag first, then announce it, and never call super.start(). \
+                \(trace.lifecycle(missing: "…"))
+                \(lesson.see("Announce every change, after the flag flips")) \
+                \(lesson.see("Your own start(), never the inherited one"))
                 """)
             return
         }
@@ -266,7 +274,19 @@ struct TwoGreetings {
 
         cancelled.cancel()
         cancelledPause.interrupt()
-        guard await waitUntil("the cancelled greeting to finish", hint: see, { cancelled.isFinished }) else { return }
+        // A cancel() that never makes isCancelled true reaches no work: say so rather than blame sharing.
+        let cancelUnseen = !cancelled.isCancelled
+        let cancelCause =
+            !cancelUnseen
+            ? see
+            : """
+            cancel() returned, yet the cancelled greeting's isCancelled still read false, so its work \
+            could not learn of it. An overridden cancel() must make isCancelled true: call super.cancel(), \
+            or set and announce an isCancelled of your own. \(lesson.see("Cancelling a running operation"))
+            """
+        guard await waitUntil("the cancelled greeting to finish", hint: cancelCause, { cancelled.isFinished }) else {
+            return
+        }
         #expect(
             kept.isExecuting && !kept.isFinished,
             """
@@ -287,8 +307,9 @@ struct TwoGreetings {
             Of three greetings, only the first was cancelled. Expected no greeting from it, and the \
             full greetings from the one running beside it and from one started after it; they \
             published \(String(describing: cancelled.greeting)), \(String(describing: kept.greeting)) and \
-            \(String(describing: later.greeting)). A cancellation is a fact about one operation: kept \
-            anywhere shared (a static, a global), it reaches greetings nobody cancelled. \(see)
+            \(String(describing: later.greeting)). \(cancelled.greeting != nil && cancelUnseen
+                ? cancelCause
+                : "A cancellation is a fact about one operation: kept anywhere shared (a static, a global), it reaches greetings nobody cancelled. \(see)")
             """)
     }
 }

@@ -94,15 +94,28 @@ struct NothingStays {
     @Test("a new greeting starts out new, however many finished greetings were let go before it", .preflight)
     func newGreetingStartsNew() async {
         let (stale, stuck) = Self.makeNewGreetingsAfterFinishedOnes(rounds: 100)
+        if let stuck {
+            // Nothing is known yet about new greetings: the one started by hand never ended.
+            Issue.record(
+                """
+                In round \(stuck), a greeting started by calling start() on it, with no queue, did not \
+                report isFinished true within \(Bound.standard.timeInterval) s, so no new greeting \
+                could be looked at. start() alone must lead to the finish: mark it executing before \
+                the work is launched, since quick work may end before start() returns, and finish on \
+                every path of the work.
+                \(lesson.see("Your own start(), never the inherited one")) \
+                \(lesson.see("Finish once, on every path"))
+                """)
+            return
+        }
         #expect(
-            stuck == nil && stale.isEmpty,
+            stale.isEmpty,
             """
             100 times, a greeting ran to its end and was let go, then a new greeting was made. Each \
-            new one must report isExecuting false, isFinished false and no greeting; \
-            \(stuck.map { "round \($0)'s greeting never finished; " } ?? "")\(stale.count) did not \
-            (\(stale.prefix(3).joined(separator: "; "))). A new object often gets the address of one \
-            just freed, so state kept by ObjectIdentifier, or anywhere outside the instance, turns up \
-            in a stranger.
+            new one must report isExecuting false, isFinished false and no greeting; \(stale.count) \
+            did not (\(stale.prefix(3).joined(separator: "; "))). A new object often gets the address \
+            of one just freed, so state kept by ObjectIdentifier, or anywhere outside the instance, \
+            turns up in a stranger.
             \(lesson.see("Nothing stays once it is over"))
             """)
 
