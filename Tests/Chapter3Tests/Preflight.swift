@@ -258,31 +258,28 @@ enum Preflight {
 ///
 /// When a trial trapped or hung, the spec records the trial's issue instead of running.
 struct PreflightTrait: TestTrait, TestScoping {
-    /// Whether the spec also needs `finish()` called again to survive.
-    var finishingAgain = false
-    /// Whether the spec also needs `start()` called again to survive.
-    var startingAgain = false
-    /// Whether the spec also needs `start()` called again on a cancelled greeting to survive.
-    var startingCancelledAgain = false
-    /// Whether the spec also needs `cancel()` after the end to survive.
-    var cancellingAfterTheEnd = false
+    /// A path beyond a greeting's life that some specs take, each tried in a process of its own.
+    enum Extra: Sendable {
+        case finishingAgain, startingAgain, startingCancelledAgain, cancellingAfterTheEnd
+    }
+
+    /// The path the spec also needs to survive, if any.
+    var extra: Extra?
 
     func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
-        guard await Preflight.survives(sourceLocation: test.sourceLocation) else { return }
-        if finishingAgain {
-            guard await Preflight.survivesFinishingAgain(sourceLocation: test.sourceLocation) else { return }
-        }
-        if startingAgain {
-            guard await Preflight.survivesStartingAgain(sourceLocation: test.sourceLocation) else { return }
-        }
-        if startingCancelledAgain {
-            guard await Preflight.survivesStartingCancelledAgain(sourceLocation: test.sourceLocation) else { return }
-        }
-        if cancellingAfterTheEnd {
-            guard await Preflight.survivesCancellingAfterTheEnd(sourceLocation: test.sourceLocation) else { return }
-        }
+        let at = test.sourceLocation
+        guard await Preflight.survives(sourceLocation: at) else { return }
+        let survived =
+            switch extra {
+            case nil: true
+            case .finishingAgain: await Preflight.survivesFinishingAgain(sourceLocation: at)
+            case .startingAgain: await Preflight.survivesStartingAgain(sourceLocation: at)
+            case .startingCancelledAgain: await Preflight.survivesStartingCancelledAgain(sourceLocation: at)
+            case .cancellingAfterTheEnd: await Preflight.survivesCancellingAfterTheEnd(sourceLocation: at)
+            }
+        guard survived else { return }
         try await function()
     }
 }
@@ -292,14 +289,14 @@ extension Trait where Self == PreflightTrait {
     static var preflight: Self { Self() }
 
     /// Runs the spec only if a greeting's life, and finishing it again, survive in trial processes.
-    static var preflightFinishingAgain: Self { Self(finishingAgain: true) }
+    static var preflightFinishingAgain: Self { Self(extra: .finishingAgain) }
 
     /// Runs the spec only if a greeting's life, and starting it again, survive in trial processes.
-    static var preflightStartingAgain: Self { Self(startingAgain: true) }
+    static var preflightStartingAgain: Self { Self(extra: .startingAgain) }
 
     /// Runs the spec only if a greeting's life, and starting a cancelled one three times, survive.
-    static var preflightStartingCancelledAgain: Self { Self(startingCancelledAgain: true) }
+    static var preflightStartingCancelledAgain: Self { Self(extra: .startingCancelledAgain) }
 
     /// Runs the spec only if a greeting's life, and cancelling one that finished, survive.
-    static var preflightCancellingAfterTheEnd: Self { Self(cancellingAfterTheEnd: true) }
+    static var preflightCancellingAfterTheEnd: Self { Self(extra: .cancellingAfterTheEnd) }
 }
