@@ -377,6 +377,24 @@ kata_patch_has_tag() {
     head -1 "$1" | grep -qF "[$2]"
 }
 
+# Whether patch $1 adds, removes or changes a declaration at a file's or a type's top level (a
+# line indented by at most four spaces), a private one included. After such a build, and after
+# the next one, every spec file of the chapter is compiled again: Swift's incremental build
+# follows a type's members as one fingerprint. A guess from the text, right for 684 of 715 builds.
+kata_patch_changes_declarations() {
+    grep -vE '^(\+\+\+|---) ' "$1" |
+        grep -qE '^[+-] {0,4}(@|(private|fileprivate|public|internal|static|override|final|nonisolated|let|var|func|init|deinit|enum|struct|class|actor|case|extension|protocol|typealias|required|convenience|lazy|weak|unowned|open|mutating|subscript)\b)'
+}
+
+# Patches $@ in the order that builds them with the least compiling: first those that change
+# only bodies (the specs, built against the solution's declarations, stay as they are), then the
+# others, each of which compiles the specs again anyway.
+kata_build_order() {
+    local patch
+    for patch; do kata_patch_changes_declarations "$patch" || printf '%s\n' "$patch"; done
+    for patch; do kata_patch_changes_declarations "$patch" && printf '%s\n' "$patch"; done
+}
+
 # The claim ids the `// Covers:` line above spec function $2 of chapter $1 names, one per line.
 kata_spec_claims() {
     local name=${2%%(*}
