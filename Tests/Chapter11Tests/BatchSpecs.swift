@@ -222,8 +222,16 @@ struct BatchEndSpecs {
         defer { gate?.open() }
         store.release()
         if let gate {
-            // A done that waits for every note of its batch cannot come while b waits.
-            _ = await comesTrue(within: patience) { screen.updates.count > 0 }
+            // A done that waits for every note of its batch cannot come while b waits. One that
+            // waits for fewer was sent on its way when the save before b ended, so the window
+            // opens once the third save reached the store, and lasts only as long as that journey.
+            if await waitUntil(
+                "the batch's third save to reach the store",
+                hint: "The store saw \(store.saves.timeline).", { store.arrivals.count >= 3 })
+            {
+                await onTheMainQueue("an operation queued once the third save reached the store") {}
+                _ = await comesTrue(within: Bound.scaled(.milliseconds(60))) { screen.updates.count > 0 }
+            }
             gate.open()
         }
         let names = asked.map(\.name)
