@@ -5,6 +5,7 @@ import Testing
 
 /// Which comes first in an approval spec: the sign-off or the end of the step it also needs.
 enum Arrival: String, Sendable, CaseIterable, CustomTestStringConvertible {
+    case approvalBeforeStart = "the approval arrives before the plan starts"
     case approvalFirst = "the approval arrives before the package is ready"
     case approvalLast = "the approval arrives after the package is ready"
 
@@ -79,9 +80,6 @@ struct ApprovalSpecs {
         plan.add(publish, needs: ["package"], on: queues[1])
         let hint = lesson.see("Readiness is a dependency")
 
-        try await launch(plan)
-        guard waitsOnAnOperation(publish, for: signOff) else { return }
-
         func grantFromElsewhere() async -> Bool {
             DispatchQueue.global().async {
                 recorder.record(.note("sign-off granted"))
@@ -92,7 +90,17 @@ struct ApprovalSpecs {
                 recorder.contains(.note("grant() returned"))
             }
         }
+        // An approval already in when the plan starts: the queue asks the step's readiness as it
+        // is enqueued, and “package” is still held, so only the dependency can keep “publish” back.
+        if arrival == .approvalBeforeStart {
+            guard await grantFromElsewhere() else { return }
+        }
+        try await launch(plan)
+        guard waitsOnAnOperation(publish, for: signOff) else { return }
+
         switch arrival {
+        case .approvalBeforeStart:
+            packaging.isSuspended = false
         case .approvalFirst:
             guard await grantFromElsewhere() else { return }
             packaging.isSuspended = false
@@ -117,7 +125,13 @@ struct ApprovalSpecs {
         for event in [Event.note("sign-off granted"), .finish("package")] {
             #expect(
                 (recorder.position(of: event) ?? Int.max) < startedAt,
-                "“publish” must wait for both its approval and “package”, but it started before \(event). Timeline: \(recorder.timeline)\n\(hint)"
+                """
+                “publish” must wait for both its approval and “package”, but it started before \(event) \
+                (\(arrival.rawValue)). A queue asks a step's isReady when it is enqueued: an override that \
+                answers from the approval alone, without super.isReady, lets the step start before the \
+                steps it needs. Timeline: \(recorder.timeline)
+                \(hint)
+                """
             )
         }
     }
