@@ -60,12 +60,7 @@ struct OverStaysOver {
                 """
                 This spec cancels a greeting that finished as it should, so it needs isFinished \
                 announced with the flag already true; the greeting announced isFinished \
-                \(finishedAnnounced). An announcement that reads false comes before the flag flipped, or \
-                from the inherited start(): super.start() announces isFinished around main() on its \
-                own. Flip the flag first, then announce it, and never call super.start(). \
-                \(trace.lifecycle(missing: "…"))
-                \(lesson.see("Announce every change, after the flag flips")) \
-                \(lesson.see("Your own start(), never the inherited one"))
+                \(finishedAnnounced). \(announcedBeforeTheFlag(trace))
                 """)
             return
         }
@@ -222,12 +217,7 @@ struct TwoGreetings {
                 """
                 This spec reads another greeting while this one announces its finish, so it needs \
                 isFinished announced with the flag already true; the greeting announced isFinished \
-                \(finishedAnnounced). An announcement that reads false comes before the flag flipped, or \
-                from the inherited start(): super.start() announces isFinished around main() on its \
-                own. Flip the flag first, then announce it, and never call super.start(). \
-                \(trace.lifecycle(missing: "…"))
-                \(lesson.see("Announce every change, after the flag flips")) \
-                \(lesson.see("Your own start(), never the inherited one"))
+                \(finishedAnnounced). \(announcedBeforeTheFlag(trace))
                 """)
             return
         }
@@ -275,9 +265,9 @@ struct TwoGreetings {
         cancelled.cancel()
         cancelledPause.interrupt()
         // A cancel() that never makes isCancelled true reaches no work: say so rather than blame sharing.
-        let cancelUnseen = !cancelled.isCancelled
+        let cancelReached = cancelled.isCancelled
         let cancelCause =
-            !cancelUnseen
+            cancelReached
             ? see
             : """
             cancel() returned, yet the cancelled greeting's isCancelled still read false, so its work \
@@ -307,9 +297,21 @@ struct TwoGreetings {
             Of three greetings, only the first was cancelled. Expected no greeting from it, and the \
             full greetings from the one running beside it and from one started after it; they \
             published \(String(describing: cancelled.greeting)), \(String(describing: kept.greeting)) and \
-            \(String(describing: later.greeting)). \(cancelled.greeting != nil && cancelUnseen
+            \(String(describing: later.greeting)). \(cancelled.greeting != nil && !cancelReached
                 ? cancelCause
                 : "A cancellation is a fact about one operation: kept anywhere shared (a static, a global), it reaches greetings nobody cancelled. \(see)")
             """)
     }
+}
+
+/// Why an `isFinished` announcement read false, for the specs that need it announced with the
+/// flag already true, and where the lesson says so.
+private func announcedBeforeTheFlag(_ trace: Recorder<Moment>) -> String {
+    """
+    An announcement that reads false comes before the flag flipped, or from the inherited \
+    start(): super.start() announces isFinished around main() on its own. Flip the flag first, \
+    then announce it, and never call super.start(). \(trace.lifecycle(missing: "…"))
+    \(lesson.see("Announce every change, after the flag flips")) \
+    \(lesson.see("Your own start(), never the inherited one"))
+    """
 }
